@@ -1,0 +1,154 @@
+"""The `harness` command line.
+
+Exit codes: 0 done (for `check`: no tool VIOLATES), 1 `check` found a violation or
+`validate` found problems, 2 bad input (one line per problem, naming file, field and fix).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from harness.errors import USER_ERROR_EXIT, Problem, UserError
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+VERDICT_STYLE = {"CONFORMS": "green", "VIOLATES": "bold red", "UNTESTABLE": "yellow"}
+
+
+def _write_json(destination: str, payload: str) -> None:
+    if destination == "-":
+        sys.stdout.write(payload + "\n")
+        return
+    path = Path(destination)
+    if not path.parent.is_dir():
+        raise UserError(Problem(destination, "--json", "its folder does not exist", "create it first"))
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(payload + "\n", encoding="utf-8")
+    tmp.replace(path)  # never leave a half-written report behind
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from harness.checker import ReferenceChecker
+    from harness.targets.registry import load_target
+
+    target = load_target(args.target)
+    checker = ReferenceChecker(seed=args.seed)
+    report = checker.check(target, args.tool or None)
+    if args.json is not None:
+        _write_json(args.json, report.model_dump_json(indent=2))
+        if args.json == "-":
+            return 1 if any(t.verdict == "VIOLATES" for t in report.tools) else 0
+    table = Table(title=f"{report.target} {report.target_version} — checker "
+                  f"{report.checker} {report.checker_version}")
+    for column in ("tool", "clause", "verdict", "class / reason", "detail"):
+        table.add_column(column, overflow="fold")
+    for tool in report.tools:
+        for clause in tool.clauses:
+            why = clause.defect_class or clause.reason or ""
+            style = VERDICT_STYLE[clause.verdict]
+            table.add_row(tool.tool, clause.clause_id, f"[{style}]{clause.verdict}[/]", str(why),
+                          (clause.detail or "")[:120])
+        style = VERDICT_STYLE[tool.verdict]
+        table.add_row(f"[bold]{tool.tool}[/]", "[bold]roll-up[/]", f"[{style}]{tool.verdict}[/]",
+                      f"{tool.probes_run} probes", "", end_section=True)
+    console.print(table)
+    counts = {v: sum(1 for t in report.tools if t.verdict == v) for v in VERDICT_STYLE}
+    console.print(
+        f"{len(report.tools)} tools: " + ", ".join(f"{n} {v}" for v, n in counts.items())
+    )
+    return 1 if counts["VIOLATES"] else 0
+
+
+def cmd_scan(args: argparse.Namespace) -> int:
+    from harness.checker.scanner import scan_target
+    from harness.targets.registry import load_target
+
+    target = load_target(args.target)
+    flags = scan_target(target, args.tool or None)
+    if args.json is not None:
+        _write_json(args.json, json.dumps([f.model_dump(mode="json") for f in flags], indent=2))
+        if args.json == "-":
+            return 0
+    table = Table(title=f"static flags — {target.name} (for a person to read; not verdicts)")
+    for column in ("file:line", "function", "check", "class hint", "message"):
+        table.add_column(column, overflow="fold")
+    for flag in flags:
+        table.add_row(f"{flag.file}:{flag.line}", flag.function, flag.check, flag.class_hint,
+                      flag.message)
+    console.print(table)
+    console.print(f"{len(flags)} flags")
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from harness.contracts.validator import validate_inputs
+
+    count, problems = validate_inputs(args.paths)
+    for problem in problems:
+        err_console.print(problem.line(), markup=False, soft_wrap=True)
+    if problems:
+        err_console.print(f"{len(problems)} problems in {count} contracts", markup=False)
+        return USER_ERROR_EXIT
+    console.print(f"{count} contracts valid")
+    return 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from harness.contracts.model import Contract
+
+    payload = json.dumps(Contract.model_json_schema(), indent=2, sort_keys=True)
+    _write_json(args.output, payload)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="harness", description="Mutation-testing validation harness for tool-contract checkers."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    check = sub.add_parser("check", help="run the reference checker on a target's tools")
+    check.add_argument("target", help="target name (toy_domain) or package.module:Adapter")
+    check.add_argument("--tool", action="append", help="check only this tool (repeatable)")
+    check.add_argument("--json", nargs="?", const="-", metavar="FILE",
+                       help="write the full report with witnesses (stdout when no FILE)")
+    check.add_argument("--seed", type=int, default=0, help="probe seed (default 0)")
+    check.set_defaults(func=cmd_check)
+
+    scan = sub.add_parser("scan", help="static flags for a target's tools")
+    scan.add_argument("target")
+    scan.add_argument("--tool", action="append", help="scan only this tool (repeatable)")
+    scan.add_argument("--json", nargs="?", const="-", metavar="FILE")
+    scan.set_defaults(func=cmd_scan)
+
+    contracts = sub.add_parser("contracts", help="validate contracts, export their JSON Schema")
+    csub = contracts.add_subparsers(dest="contracts_command", required=True)
+    validate = csub.add_parser("validate", help="check contracts against the installed target")
+    validate.add_argument("paths", nargs="+", help="target names, contract files or folders")
+    validate.set_defaults(func=cmd_validate)
+    schema = csub.add_parser("schema", help="print the contract JSON Schema (for editors)")
+    schema.add_argument("--output", default="-", help="file to write (default stdout)")
+    schema.set_defaults(func=cmd_schema)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except UserError as exc:
+        for problem in exc.problems:
+            err_console.print(f"error: {problem.line()}", markup=False, soft_wrap=True)
+        return USER_ERROR_EXIT
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,101 @@
+"""Reading contract YAML into `Contract` models, with errors that name file, field and fix."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from harness.contracts.model import Contract
+from harness.errors import Problem, UserError
+
+_FIXES = {
+    "missing": "add the field",
+    "extra_forbidden": "remove the field or correct its spelling",
+    "literal_error": "use one of the allowed values",
+    "string_type": "write a string",
+    "int_type": "write a whole number",
+    "bool_type": "write true or false",
+    "list_type": "write a list",
+    "dict_type": "write a mapping",
+    "model_type": "write a mapping",
+    "enum": "use one of the allowed values",
+    "greater_than_equal": "use a larger number",
+    "too_short": "add at least one entry",
+    "string_too_short": "write a non-empty string",
+}
+
+
+def _where(loc: tuple[Any, ...], data: Any) -> str:
+    """A dotted field path; list positions become the clause id when there is one."""
+    parts: list[str] = []
+    node = data
+    for key in loc:
+        if isinstance(key, int) and isinstance(node, list) and key < len(node):
+            node = node[key]
+            ident = node.get("id") if isinstance(node, dict) else None
+            parts.append(f"[{ident}]" if ident else f"[{key}]")
+            continue
+        parts.append(str(key))
+        node = node.get(key) if isinstance(node, dict) else None
+    return ".".join(parts).replace(".[", "[") or "<top>"
+
+
+def problems_from_validation(file: str, error: ValidationError, data: Any) -> list[Problem]:
+    problems = []
+    for err in error.errors():
+        message = err["msg"].removeprefix("Value error, ")
+        fix = _FIXES.get(err["type"], "see `harness contracts schema` for the field's form")
+        if err["type"] == "value_error":
+            fix = "correct the contract as the message says"
+        where = _where(tuple(err["loc"]), data)
+        field, sep, rest = message.partition(": ")
+        if where == "<top>" and sep and " " not in field:
+            where, message = field, rest  # model-level rules name their field first
+        problems.append(Problem(file, where, message, fix))
+    return problems
+
+
+def read_yaml(path: Path) -> Any:
+    """Parse a YAML file; malformed YAML is a UserError naming the line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UserError(Problem(str(path), "file", f"cannot read: {exc.strerror}", "check the path")) from exc
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else "file"
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise UserError(
+            Problem(str(path), where, f"malformed YAML ({problem})", "fix the YAML syntax there")
+        ) from exc
+
+
+def load_contract(path: Path) -> Contract:
+    data = read_yaml(path)
+    if not isinstance(data, dict):
+        raise UserError(
+            Problem(str(path), "<top>", "a contract must be a YAML mapping", "start with `tool: NAME`")
+        )
+    try:
+        return Contract.model_validate(data)
+    except ValidationError as exc:
+        raise UserError(problems_from_validation(str(path), exc, data)) from exc
+
+
+def contract_files(paths: Iterable[Path]) -> list[Path]:
+    """Expand folders to their *.yaml / *.yml files (recursively), sorted; keep files."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found.extend(sorted(p for p in path.rglob("*") if p.suffix in {".yaml", ".yml"}))
+        elif path.exists():
+            found.append(path)
+        else:
+            raise UserError(Problem(str(path), "path", "no such file or folder", "check the path"))
+    return found

@@ -1,0 +1,229 @@
+"""The contract model: one YAML file per tool, validated by these pydantic models.
+
+A clause states one thing the tool promises and cites where that promise is made
+(provenance) or says it is `inferred`. Its tier is derived from that, never typed.
+Structural rules that need no installed target (ids, prefixes, the biconditional
+justification, argument declarations) are checked here; rules that need the installed
+source or a fresh snapshot live in `harness.contracts.validator`.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+CONTRACT_SCHEMA_VERSION = 1
+
+
+class Surface(StrEnum):
+    """Where a promise is made."""
+
+    DOCSTRING = "docstring"
+    SCHEMA = "schema"
+    TOOL_RETURN = "tool_return"
+    PROMPT_TEMPLATE = "prompt_template"
+    README = "readme"
+    EXTERNAL_STANDARD = "external_standard"
+    MAINTAINER_ANNOTATION = "maintainer_annotation"
+
+
+AGENT_VISIBLE_SURFACES = frozenset(
+    {Surface.DOCSTRING, Surface.SCHEMA, Surface.TOOL_RETURN, Surface.PROMPT_TEMPLATE}
+)
+
+
+class Tier(StrEnum):
+    AGENT_VISIBLE = "agent_visible"
+    MAINTAINER_ANNOTATED = "maintainer_annotated"
+    INFERRED = "inferred"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Provenance(_Strict):
+    """A verbatim quote at a file and line of the installed target's source."""
+
+    surface: Surface
+    quote: str = Field(min_length=1)
+    file: str = Field(description="Path relative to the target's source root, e.g. toy_domain/bank.py")
+    line: int = Field(ge=1)
+
+
+class _Cited(_Strict):
+    """Something that cites a provenance or declares itself inferred (exactly one)."""
+
+    provenance: Provenance | None = None
+    inferred: bool = False
+
+    @model_validator(mode="after")
+    def _one_source(self) -> _Cited:
+        if (self.provenance is None) == (not self.inferred):
+            raise ValueError(
+                "give exactly one of `provenance: {surface, quote, file, line}` "
+                "or `inferred: true`"
+            )
+        return self
+
+    @property
+    def tier(self) -> Tier:
+        if self.inferred or self.provenance is None:
+            return Tier.INFERRED
+        if self.provenance.surface in AGENT_VISIBLE_SURFACES:
+            return Tier.AGENT_VISIBLE
+        return Tier.MAINTAINER_ANNOTATED
+
+
+class PredicateClause(_Cited):
+    """A precondition, effect or invariant: a predicate over pre, post, args, result."""
+
+    id: str
+    text: str = Field(min_length=1)
+    predicate: str = Field(min_length=1)
+
+
+class FrameClause(_Cited):
+    """Within `scope`, nothing but the `writes` paths may change on a successful call."""
+
+    id: str
+    text: str = Field(min_length=1)
+    scope: list[str] = Field(min_length=1, description="Path patterns the clause covers")
+    writes: list[str] = Field(default_factory=list, description="Path patterns that may change")
+
+
+class ArgumentClause(_Cited):
+    """`arg.NAME`: the argument NAME is effective, its value reaches the state."""
+
+    id: str
+    text: str = Field(min_length=1)
+
+    @property
+    def argument(self) -> str:
+        return self.id.removeprefix("arg.")
+
+
+ArgType = Literal[
+    "str", "int", "float", "bool", "list", "dict", "str|None", "int|None", "float|None",
+    "bool|None", "list|None", "dict|None",
+]
+
+
+class ArgumentSpec(_Strict):
+    type: ArgType
+    effective: bool = False
+    default: Any = Field(default=None, description="Default value; only with `optional: true`")
+    optional: bool = False
+    probe_values: list[Any] = Field(default_factory=list)
+
+    @property
+    def base_type(self) -> str:
+        return self.type.removesuffix("|None")
+
+    @property
+    def nullable(self) -> bool:
+        return self.type.endswith("|None")
+
+
+class SourceSpan(_Strict):
+    file: str
+    function: str = Field(description="Name of the tool's function in `file`")
+    start_line: int = Field(ge=1)
+    end_line: int = Field(ge=1)
+
+
+class SuccessSignal(_Cited):
+    """How the tool says it succeeded. `biconditional`: success is said iff the effects happen."""
+
+    signal: Literal["no_error", "result"] = "no_error"
+    predicate: str | None = Field(default=None, description="Over `result`; with signal: result")
+    biconditional: bool = False
+    justification: str | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> SuccessSignal:
+        if self.signal == "result" and not self.predicate:
+            raise ValueError("`signal: result` needs a `predicate` over `result`")
+        if self.signal == "no_error" and self.predicate:
+            raise ValueError("`predicate` only goes with `signal: result`")
+        if self.biconditional and not (self.justification and self.justification.strip()):
+            raise ValueError("`biconditional: true` needs a `justification` saying why")
+        return self
+
+
+class PreconditionViolation(_Strict):
+    """What a call with a false precondition must produce."""
+
+    error: bool = True
+    state_unchanged: bool = True
+    error_type: str | None = None
+
+
+class ResetExpectation(_Cited):
+    """`restores_initial`: after reset the snapshot equals a fresh environment's."""
+
+    restores_initial: bool = True
+
+
+CLAUSE_PREFIXES = {
+    "preconditions": "pre.",
+    "effects": "eff.",
+    "frame": "frame.",
+    "arguments": "arg.",
+    "invariants": "inv.",
+}
+
+
+class Contract(_Strict):
+    schema_version: Literal[1] = CONTRACT_SCHEMA_VERSION
+    tool: str
+    target: str
+    source: SourceSpan
+    signature: dict[str, ArgumentSpec] = Field(default_factory=dict)
+    preconditions: list[PredicateClause] = Field(default_factory=list)
+    effects: list[PredicateClause] = Field(default_factory=list)
+    frame: list[FrameClause] = Field(default_factory=list)
+    arguments: list[ArgumentClause] = Field(default_factory=list)
+    invariants: list[PredicateClause] = Field(default_factory=list)
+    success: SuccessSignal
+    on_precondition_violation: PreconditionViolation = PreconditionViolation()
+    reset: ResetExpectation | None = None
+    volatile: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _structure(self) -> Contract:
+        seen: set[str] = set()
+        for field, prefix in CLAUSE_PREFIXES.items():
+            for clause in getattr(self, field):
+                if not clause.id.startswith(prefix) or len(clause.id) == len(prefix):
+                    raise ValueError(f"{field}: clause id {clause.id!r} must start with {prefix!r}")
+                if clause.id in seen:
+                    raise ValueError(f"{field}: clause id {clause.id!r} is used twice")
+                seen.add(clause.id)
+        effective = {name for name, spec in self.signature.items() if spec.effective}
+        declared = {c.argument for c in self.arguments}
+        for name in sorted(declared - set(self.signature)):
+            raise ValueError(f"arguments: arg.{name} names no argument of the signature")
+        for name in sorted(effective - declared):
+            raise ValueError(
+                f"signature.{name}: effective argument needs an `arg.{name}` clause in arguments"
+            )
+        for name in sorted(declared - effective):
+            raise ValueError(f"arguments: arg.{name} declared but signature.{name} lacks effective")
+        for name, spec in self.signature.items():
+            if spec.default is not None and not spec.optional:
+                raise ValueError(f"signature.{name}: a default needs `optional: true`")
+        return self
+
+    def predicate_clauses(self) -> list[tuple[str, PredicateClause]]:
+        """(field, clause) for every clause that carries a predicate."""
+        return [
+            (field, c)
+            for field in ("preconditions", "effects", "invariants")
+            for c in getattr(self, field)
+        ]
+
+    def clause_ids(self) -> list[str]:
+        return [c.id for field in CLAUSE_PREFIXES for c in getattr(self, field)]

@@ -1,0 +1,218 @@
+"""The one canonical equality of the harness, and the path patterns that mask state.
+
+Every comparison of states, results and predicate operands goes through `diff` /
+`canonical_equal`, so that "equal" means the same thing in the checker, the runner and the
+predicate language.
+
+Equality is type-strict: ``True != 1`` always, and ``2 != 2.0`` unless the policy admits the
+numeric tower. JSON values only: None, bool, int, float, str, list, dict (str keys).
+
+Path patterns are dotted: ``bank.accounts.*.balance``. A segment is a literal key (or list
+index), ``*`` (any one key), or ``{args.NAME}`` (the value of argument NAME, substituted by
+`bind_pattern`). A pattern masks the whole subtree below the paths it matches. Keys that
+contain a dot cannot be named by a pattern.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+JSON = Any
+Path = tuple[str | int, ...]
+WILDCARD = "*"
+
+
+@dataclass(frozen=True)
+class EqualityPolicy:
+    """How strict canonical equality is about numbers. Bool is never equal to int."""
+
+    numeric_tower: bool = False  # True: 2 == 2.0
+
+
+STRICT = EqualityPolicy()
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One place where two JSON values differ. `before`/`after` are MISSING-safe reprs."""
+
+    path: Path
+    before: JSON
+    after: JSON
+
+    def dotted(self) -> str:
+        return format_path(self.path)
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+MISSING: Any = _Missing()
+
+
+def format_path(path: Path) -> str:
+    return ".".join(str(p) for p in path) if path else "<root>"
+
+
+def parse_pattern(pattern: str) -> tuple[str, ...]:
+    """Split a dotted pattern into segments; `{args.x}` segments are kept verbatim."""
+    if not pattern or pattern.strip() != pattern:
+        raise ValueError(f"empty or padded path pattern {pattern!r}")
+    segments = tuple(pattern.split("."))
+    # `{args.x}` contains a dot: re-join the pieces of a brace segment.
+    joined: list[str] = []
+    buf: list[str] = []
+    for seg in segments:
+        if buf:
+            buf.append(seg)
+            if seg.endswith("}"):
+                joined.append(".".join(buf))
+                buf = []
+        elif seg.startswith("{") and not seg.endswith("}"):
+            buf.append(seg)
+        else:
+            joined.append(seg)
+    if buf or any(s == "" for s in joined):
+        raise ValueError(f"malformed path pattern {pattern!r}")
+    return tuple(joined)
+
+
+def argument_segments(pattern: str) -> list[str]:
+    """Names of the arguments a pattern substitutes (`{args.NAME}`)."""
+    names = []
+    for seg in parse_pattern(pattern):
+        if seg.startswith("{"):
+            inner = seg[1:-1]
+            if not inner.startswith("args.") or "." in inner[5:]:
+                raise ValueError(f"segment {seg!r} must be of the form {{args.NAME}}")
+            names.append(inner[5:])
+    return names
+
+
+def bind_pattern(pattern: str, args: Mapping[str, JSON] | None) -> tuple[str, ...]:
+    """Substitute `{args.NAME}` segments; with args None they become wildcards."""
+    out = []
+    for seg in parse_pattern(pattern):
+        if seg.startswith("{"):
+            name = seg[1:-1][len("args.") :]
+            out.append(WILDCARD if args is None else str(args.get(name, "")))
+        else:
+            out.append(seg)
+    return tuple(out)
+
+
+def _segment_matches(segment: str, key: str | int) -> bool:
+    return segment == WILDCARD or segment == str(key)
+
+
+def _masked(path: Path, masks: Sequence[tuple[str, ...]]) -> bool:
+    for mask in masks:
+        if len(mask) <= len(path) and all(
+            _segment_matches(s, k) for s, k in zip(mask, path, strict=False)
+        ):
+            return True
+    return False
+
+
+def pattern_matches_any(pattern: tuple[str, ...], value: JSON) -> bool:
+    """Whether a bound pattern names at least one existing path in `value`."""
+    if not pattern:
+        return True
+    head, rest = pattern[0], pattern[1:]
+    if isinstance(value, dict):
+        keys: Iterable[Any] = value.keys()
+    elif isinstance(value, list):
+        keys = range(len(value))
+    else:
+        return False
+    for key in keys:
+        if _segment_matches(head, key) and pattern_matches_any(rest, value[key]):
+            return True
+    return False
+
+
+def mask_state(value: JSON, masks: Sequence[tuple[str, ...]], _path: Path = ()) -> JSON:
+    """A copy of `value` without the subtrees matched by `masks` (dict keys only)."""
+    if not masks:
+        return value
+    if isinstance(value, dict):
+        return {
+            k: mask_state(v, masks, (*_path, k))
+            for k, v in value.items()
+            if not _masked((*_path, k), masks)
+        }
+    if isinstance(value, list):
+        return [mask_state(v, masks, (*_path, i)) for i, v in enumerate(value)]
+    return value
+
+
+def scalar_equal(a: JSON, b: JSON, policy: EqualityPolicy = STRICT) -> bool:
+    """Type-strict equality of two non-container values."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        if policy.numeric_tower:
+            return a == b
+        return type(a) is type(b) and a == b
+    return type(a) is type(b) and a == b
+
+
+def diff(
+    a: JSON,
+    b: JSON,
+    *,
+    masks: Sequence[tuple[str, ...]] = (),
+    policy: EqualityPolicy = STRICT,
+    limit: int = 50,
+) -> list[Difference]:
+    """The differences between two JSON values, outside the masked paths (at most `limit`)."""
+    out: list[Difference] = []
+    _diff(a, b, (), masks, policy, out, limit)
+    return out
+
+
+def _diff(
+    a: JSON,
+    b: JSON,
+    path: Path,
+    masks: Sequence[tuple[str, ...]],
+    policy: EqualityPolicy,
+    out: list[Difference],
+    limit: int,
+) -> None:
+    if len(out) >= limit or (path and _masked(path, masks)):
+        return
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b), key=str):
+            _diff(a.get(key, MISSING), b.get(key, MISSING), (*path, key), masks, policy, out, limit)
+        return
+    if isinstance(a, list) and isinstance(b, list):
+        for i in range(max(len(a), len(b))):
+            left = a[i] if i < len(a) else MISSING
+            right = b[i] if i < len(b) else MISSING
+            _diff(left, right, (*path, i), masks, policy, out, limit)
+        return
+    if a is MISSING or b is MISSING:
+        if a is not b:
+            out.append(Difference(path, a, b))
+        return
+    if isinstance(a, dict | list) or isinstance(b, dict | list):
+        out.append(Difference(path, a, b))
+        return
+    if not scalar_equal(a, b, policy):
+        out.append(Difference(path, a, b))
+
+
+def canonical_equal(
+    a: JSON,
+    b: JSON,
+    *,
+    masks: Sequence[tuple[str, ...]] = (),
+    policy: EqualityPolicy = STRICT,
+) -> bool:
+    """THE equality: type-strict, structural, volatile paths masked."""
+    return not diff(a, b, masks=masks, policy=policy, limit=1)

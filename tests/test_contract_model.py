@@ -1,0 +1,78 @@
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from harness.contracts.loader import load_contract
+from harness.contracts.model import Tier
+from harness.errors import UserError
+
+BASE = """
+tool: t
+target: toy_domain
+source: {file: toy_domain/bank.py, function: t, start_line: 1, end_line: 2}
+signature:
+  x: {type: int, effective: true}
+preconditions:
+  - id: pre.positive
+    text: x is positive.
+    predicate: args.x > 0
+    provenance: {surface: docstring, quote: "x must be positive", file: toy_domain/bank.py, line: 3}
+arguments:
+  - id: arg.x
+    text: x reaches the state.
+    provenance: {surface: maintainer_annotation, quote: "x", file: README.md, line: 1}
+invariants:
+  - id: inv.ok
+    text: fine
+    predicate: "True"
+    inferred: true
+success: {signal: no_error, inferred: true}
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "c.yaml"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_tiers_are_derived(tmp_path):
+    contract = load_contract(write(tmp_path, BASE))
+    tiers = {c.id: c.tier for c in [*contract.preconditions, *contract.arguments, *contract.invariants]}
+    assert tiers == {
+        "pre.positive": Tier.AGENT_VISIBLE,
+        "arg.x": Tier.MAINTAINER_ANNOTATED,
+        "inv.ok": Tier.INFERRED,
+    }
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ("id: pre.positive", "id: positive", "preconditions: clause id 'positive' must start with 'pre.'"),
+        ("invariants:\n", "invariants:\n  - {id: inv.ok, text: d, predicate: 'True', inferred: true}\n",
+         "invariants: clause id 'inv.ok' is used twice"),
+        ("x: {type: int, effective: true}", "x: {type: int}", "arg.x declared but signature.x lacks"),
+        ("success: {signal: no_error, inferred: true}",
+         "success: {signal: no_error, biconditional: true, inferred: true}", "needs a `justification`"),
+        ("    inferred: true\n", "", "exactly one of `provenance"),
+        ("type: int", "type: integer", "signature.x.type"),
+        ("tool: t", "tool: t\nbogus: 1", "bogus"),
+    ],
+)
+def test_structural_errors_name_the_field(tmp_path, old, new, expected):
+    assert old in BASE
+    with pytest.raises(UserError) as info:
+        load_contract(write(tmp_path, BASE.replace(old, new, 1)))
+    text = str(info.value)
+    assert str(tmp_path / "c.yaml") in text
+    assert expected in text
+    assert "fix:" in text
+
+
+def test_malformed_yaml_names_the_line(tmp_path):
+    with pytest.raises(UserError) as info:
+        load_contract(write(tmp_path, "tool: t\n  bad: [\n"))
+    assert "line" in str(info.value)
+    assert "malformed YAML" in str(info.value)

@@ -1,0 +1,47 @@
+from harness.targets.equality import (
+    EqualityPolicy,
+    bind_pattern,
+    canonical_equal,
+    diff,
+    mask_state,
+    parse_pattern,
+    pattern_matches_any,
+)
+
+
+def test_bool_is_never_int():
+    assert not canonical_equal(True, 1)
+    assert not canonical_equal(False, 0)
+    assert not canonical_equal({"a": True}, {"a": 1}, policy=EqualityPolicy(numeric_tower=True))
+
+
+def test_int_and_float_differ_unless_numeric_tower():
+    assert not canonical_equal(2, 2.0)
+    assert canonical_equal(2, 2.0, policy=EqualityPolicy(numeric_tower=True))
+    assert canonical_equal([1, {"x": 2.5}], [1, {"x": 2.5}])
+
+
+def test_diff_names_paths_and_missing_keys():
+    before = {"bank": {"accounts": {"a": {"balance": 5}}, "log": [1]}}
+    after = {"bank": {"accounts": {"a": {"balance": 4}, "b": {"balance": 0}}, "log": [1, 2]}}
+    paths = [d.dotted() for d in diff(before, after)]
+    assert paths == ["bank.accounts.a.balance", "bank.accounts.b", "bank.log.1"]
+
+
+def test_masks_hide_subtrees_with_wildcards():
+    before = {"bank": {"accounts": {"a": {"balance": 5, "t": 1.0}}, "clock": 1.0}}
+    after = {"bank": {"accounts": {"a": {"balance": 5, "t": 2.0}}, "clock": 9.0}}
+    masks = [parse_pattern("bank.clock"), parse_pattern("bank.accounts.*.t")]
+    assert not canonical_equal(before, after)
+    assert canonical_equal(before, after, masks=masks)
+    assert mask_state(after, masks) == {"bank": {"accounts": {"a": {"balance": 5}}}}
+
+
+def test_argument_segments_bind_or_become_wildcards():
+    assert bind_pattern("bank.accounts.{args.acc}.balance", {"acc": "a-1"}) == (
+        "bank", "accounts", "a-1", "balance",
+    )
+    assert bind_pattern("bank.accounts.{args.acc}", None) == ("bank", "accounts", "*")
+    state = {"bank": {"accounts": {"a-1": {"balance": 1}}}}
+    assert pattern_matches_any(bind_pattern("bank.accounts.{args.acc}.balance", None), state)
+    assert not pattern_matches_any(parse_pattern("bank.vaults"), state)
