@@ -29,7 +29,9 @@ def _write_json(destination: str, payload: str) -> None:
         return
     path = Path(destination)
     if not path.parent.is_dir():
-        raise UserError(Problem(destination, "--json", "its folder does not exist", "create it first"))
+        raise UserError(
+            Problem(destination, "--json", "its folder does not exist", "create it first")
+        )
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(payload + "\n", encoding="utf-8")
     tmp.replace(path)  # never leave a half-written report behind
@@ -46,24 +48,35 @@ def cmd_check(args: argparse.Namespace) -> int:
         _write_json(args.json, report.model_dump_json(indent=2))
         if args.json == "-":
             return 1 if any(t.verdict == "VIOLATES" for t in report.tools) else 0
-    table = Table(title=f"{report.target} {report.target_version} — checker "
-                  f"{report.checker} {report.checker_version}")
+    table = Table(
+        title=f"{report.target} {report.target_version} — checker "
+        f"{report.checker} {report.checker_version}"
+    )
     for column in ("tool", "clause", "verdict", "class / reason", "detail"):
         table.add_column(column, overflow="fold")
     for tool in report.tools:
         for clause in tool.clauses:
             why = clause.defect_class or clause.reason or ""
             style = VERDICT_STYLE[clause.verdict]
-            table.add_row(tool.tool, clause.clause_id, f"[{style}]{clause.verdict}[/]", str(why),
-                          (clause.detail or "")[:120])
+            table.add_row(
+                tool.tool,
+                clause.clause_id,
+                f"[{style}]{clause.verdict}[/]",
+                str(why),
+                (clause.detail or "")[:120],
+            )
         style = VERDICT_STYLE[tool.verdict]
-        table.add_row(f"[bold]{tool.tool}[/]", "[bold]roll-up[/]", f"[{style}]{tool.verdict}[/]",
-                      f"{tool.probes_run} probes", "", end_section=True)
+        table.add_row(
+            f"[bold]{tool.tool}[/]",
+            "[bold]roll-up[/]",
+            f"[{style}]{tool.verdict}[/]",
+            f"{tool.probes_run} probes",
+            "",
+            end_section=True,
+        )
     console.print(table)
     counts = {v: sum(1 for t in report.tools if t.verdict == v) for v in VERDICT_STYLE}
-    console.print(
-        f"{len(report.tools)} tools: " + ", ".join(f"{n} {v}" for v, n in counts.items())
-    )
+    console.print(f"{len(report.tools)} tools: " + ", ".join(f"{n} {v}" for v, n in counts.items()))
     return 1 if counts["VIOLATES"] else 0
 
 
@@ -81,8 +94,9 @@ def cmd_scan(args: argparse.Namespace) -> int:
     for column in ("file:line", "function", "check", "class hint", "message"):
         table.add_column(column, overflow="fold")
     for flag in flags:
-        table.add_row(f"{flag.file}:{flag.line}", flag.function, flag.check, flag.class_hint,
-                      flag.message)
+        table.add_row(
+            f"{flag.file}:{flag.line}", flag.function, flag.check, flag.class_hint, flag.message
+        )
     console.print(table)
     console.print(f"{len(flags)} flags")
     return 0
@@ -111,15 +125,21 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="harness", description="Mutation-testing validation harness for tool-contract checkers."
+        prog="harness",
+        description="Mutation-testing validation harness for tool-contract checkers.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
     check = sub.add_parser("check", help="run the reference checker on a target's tools")
     check.add_argument("target", help="target name (toy_domain) or package.module:Adapter")
     check.add_argument("--tool", action="append", help="check only this tool (repeatable)")
-    check.add_argument("--json", nargs="?", const="-", metavar="FILE",
-                       help="write the full report with witnesses (stdout when no FILE)")
+    check.add_argument(
+        "--json",
+        nargs="?",
+        const="-",
+        metavar="FILE",
+        help="write the full report with witnesses (stdout when no FILE)",
+    )
     check.add_argument("--seed", type=int, default=0, help="probe seed (default 0)")
     check.set_defaults(func=cmd_check)
 

@@ -39,7 +39,9 @@ def write(tmp_path: Path, text: str) -> Path:
 
 def test_tiers_are_derived(tmp_path):
     contract = load_contract(write(tmp_path, BASE))
-    tiers = {c.id: c.tier for c in [*contract.preconditions, *contract.arguments, *contract.invariants]}
+    tiers = {
+        c.id: c.tier for c in [*contract.preconditions, *contract.arguments, *contract.invariants]
+    }
     assert tiers == {
         "pre.positive": Tier.AGENT_VISIBLE,
         "arg.x": Tier.MAINTAINER_ANNOTATED,
@@ -50,12 +52,26 @@ def test_tiers_are_derived(tmp_path):
 @pytest.mark.parametrize(
     ("old", "new", "expected"),
     [
-        ("id: pre.positive", "id: positive", "preconditions: clause id 'positive' must start with 'pre.'"),
-        ("invariants:\n", "invariants:\n  - {id: inv.ok, text: d, predicate: 'True', inferred: true}\n",
-         "invariants: clause id 'inv.ok' is used twice"),
-        ("x: {type: int, effective: true}", "x: {type: int}", "arg.x declared but signature.x lacks"),
-        ("success: {signal: no_error, inferred: true}",
-         "success: {signal: no_error, biconditional: true, inferred: true}", "needs a `justification`"),
+        (
+            "id: pre.positive",
+            "id: positive",
+            "preconditions: clause id 'positive' must start with 'pre.'",
+        ),
+        (
+            "invariants:\n",
+            "invariants:\n  - {id: inv.ok, text: d, predicate: 'True', inferred: true}\n",
+            "invariants: clause id 'inv.ok' is used twice",
+        ),
+        (
+            "x: {type: int, effective: true}",
+            "x: {type: int}",
+            "arg.x declared but signature.x lacks",
+        ),
+        (
+            "success: {signal: no_error, inferred: true}",
+            "success: {signal: no_error, biconditional: true, inferred: true}",
+            "needs a `justification`",
+        ),
         ("    inferred: true\n", "", "exactly one of `provenance"),
         ("type: int", "type: integer", "signature.x.type"),
         ("tool: t", "tool: t\nbogus: 1", "bogus"),

@@ -39,7 +39,10 @@ def test_masks_hide_subtrees_with_wildcards():
 
 def test_argument_segments_bind_or_become_wildcards():
     assert bind_pattern("bank.accounts.{args.acc}.balance", {"acc": "a-1"}) == (
-        "bank", "accounts", "a-1", "balance",
+        "bank",
+        "accounts",
+        "a-1",
+        "balance",
     )
     assert bind_pattern("bank.accounts.{args.acc}", None) == ("bank", "accounts", "*")
     state = {"bank": {"accounts": {"a-1": {"balance": 1}}}}

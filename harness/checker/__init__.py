@@ -1,0 +1,103 @@
+"""THE CHECKER UNDER TEST: the reference contract checker and the interface every checker meets.
+
+A checker takes a target (adapter + contracts) and tool names and returns a `CheckReport`
+in the verdict model of `harness.checker.verdicts`. It also names the files that form its
+freeze scope: a change to any of them is a new checker and needs a new freeze.
+
+This package never imports from harness.mutation, harness.execution or harness.analysis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from harness.checker.dynamic import ToolCheck
+from harness.checker.probes import ClauseCompileError, CompiledContract, compile_contract
+from harness.checker.verdicts import CheckReport, ToolReport
+from harness.errors import Problem, UserError
+from harness.targets.equality import STRICT, EqualityPolicy
+from harness.targets.registry import Target
+
+REFERENCE_VERSION = "1.0.0"
+
+
+@runtime_checkable
+class Checker(Protocol):
+    name: str
+    version: str
+
+    def check(self, target: Target, tools: Sequence[str] | None = None) -> CheckReport:
+        """Verdicts for `tools` (every tool with a contract when None)."""
+        ...
+
+    def scope_files(self) -> list[Path]:
+        """The files whose content is this checker: hashed into every freeze."""
+        ...
+
+
+def compile_target(target: Target) -> dict[str, CompiledContract]:
+    """Every contract of `target` compiled; a predicate that does not compile is a UserError."""
+    compiled = {}
+    problems = []
+    for tool, contract in sorted(target.contracts.items()):
+        try:
+            compiled[tool] = compile_contract(contract, target.adapter.volatile_paths())
+        except ClauseCompileError as exc:
+            path = str(target.contract_paths.get(tool, tool))
+            problems.append(
+                Problem(path, exc.clause_id, str(exc.__cause__ or exc), "rewrite the predicate")
+            )
+    if problems:
+        raise UserError(problems)
+    return compiled
+
+
+class ReferenceChecker:
+    """Probes each tool from fresh environments and grades every clause (see dynamic.py)."""
+
+    name = "reference"
+    version = REFERENCE_VERSION
+
+    def __init__(self, seed: int = 0, policy: EqualityPolicy = STRICT):
+        self.seed = seed
+        self.policy = policy
+
+    def check(self, target: Target, tools: Sequence[str] | None = None) -> CheckReport:
+        compiled = compile_target(target)
+        names = sorted(compiled) if tools is None else list(tools)
+        for name in names:
+            if name not in compiled:
+                raise UserError(
+                    Problem(
+                        target.name,
+                        f"tool {name}",
+                        "has no contract",
+                        f"write {target.adapter.contracts_dir()}/{name}.yaml or pick a tool "
+                        f"from: {', '.join(sorted(compiled))}",
+                    )
+                )
+        reports = [self.check_tool(target, compiled, name) for name in names]
+        return CheckReport(
+            checker=self.name,
+            checker_version=self.version,
+            target=target.name,
+            target_version=target.adapter.version(),
+            tools=reports,
+        )
+
+    def check_tool(
+        self, target: Target, compiled: dict[str, CompiledContract], tool: str
+    ) -> ToolReport:
+        return ToolCheck(
+            target.adapter, compiled[tool], compiled, seed=self.seed, policy=self.policy
+        ).check()
+
+    def scope_files(self) -> list[Path]:
+        here = Path(__file__).parent
+        shared = here.parent / "contracts" / "predicate.py", here.parent / "targets" / "equality.py"
+        return sorted([*here.glob("*.py"), *shared])
+
+
+__all__ = ["CheckReport", "Checker", "ReferenceChecker", "ToolReport", "compile_target"]

@@ -1,0 +1,272 @@
+"""Probe values and argument assignments.
+
+Values are harvested from the pre-snapshot (collection keys, scalar leaves, lists that occur
+in the state) and from the contract's declared probe values. An assignment is found by a
+backtracking search over the arguments in signature order that checks every precondition
+as soon as all the arguments it reads are assigned, so the first legal assignment (or the
+first one that falsifies exactly one precondition) is found without enumerating the
+product of the pools. Everything is deterministic under the seed.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.contracts.model import ArgumentSpec, Contract, PredicateClause
+from harness.contracts.predicate import Predicate, PredicateRuntimeError, compile_predicate
+from harness.targets.equality import JSON, canonical_equal
+
+# A string no seed data uses: the natural "does not exist" value for id arguments.
+UNKNOWN_ID = "zz-unknown"
+MAX_POOL = 32
+SEARCH_BUDGET = 20_000  # precondition evaluations per search
+
+
+@dataclass(frozen=True)
+class CompiledClause:
+    clause: PredicateClause
+    predicate: Predicate
+
+    @property
+    def id(self) -> str:
+        return self.clause.id
+
+
+@dataclass(frozen=True)
+class CompiledContract:
+    """A contract with every predicate compiled once."""
+
+    contract: Contract
+    preconditions: tuple[CompiledClause, ...]
+    effects: tuple[CompiledClause, ...]
+    invariants: tuple[CompiledClause, ...]
+    success: Predicate | None
+    volatile: tuple[str, ...]
+
+    @property
+    def arguments(self) -> list[str]:
+        return list(self.contract.signature)
+
+
+class ClauseCompileError(ValueError):
+    def __init__(self, clause_id: str, message: str):
+        self.clause_id = clause_id
+        super().__init__(f"{clause_id}: {message}")
+
+
+def compile_contract(contract: Contract, adapter_volatile: Sequence[str] = ()) -> CompiledContract:
+    def compiled(clauses: list[PredicateClause]) -> tuple[CompiledClause, ...]:
+        out = []
+        for clause in clauses:
+            try:
+                out.append(CompiledClause(clause, compile_predicate(clause.predicate)))
+            except ValueError as exc:
+                raise ClauseCompileError(clause.id, str(exc)) from exc
+        return tuple(out)
+
+    success = None
+    if contract.success.predicate:
+        try:
+            success = compile_predicate(contract.success.predicate)
+        except ValueError as exc:
+            raise ClauseCompileError("success", str(exc)) from exc
+    volatile = tuple(dict.fromkeys([*adapter_volatile, *contract.volatile]))
+    return CompiledContract(
+        contract,
+        compiled(contract.preconditions),
+        compiled(contract.effects),
+        compiled(contract.invariants),
+        success,
+        volatile,
+    )
+
+
+@dataclass
+class Harvest:
+    """Values found in a snapshot, each list sorted and without duplicates."""
+
+    keys: list[str] = field(default_factory=list)
+    strings: list[str] = field(default_factory=list)
+    ints: list[int] = field(default_factory=list)
+    floats: list[float] = field(default_factory=list)
+    lists: list[list[Any]] = field(default_factory=list)
+
+
+def harvest(state: JSON) -> Harvest:
+    """Collection keys (keys of dicts whose values are records), scalar leaves, list leaves."""
+    keys: set[str] = set()
+    strings: set[str] = set()
+    ints: set[int] = set()
+    floats: set[float] = set()
+    lists: dict[str, list[Any]] = {}
+
+    def walk(node: JSON) -> None:
+        if isinstance(node, dict):
+            if node and all(isinstance(v, dict) for v in node.values()):
+                keys.update(node)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            lists.setdefault(repr(node), node)
+            for value in node:
+                walk(value)
+        elif isinstance(node, bool) or node is None:
+            return
+        elif isinstance(node, str):
+            strings.add(node)
+        elif isinstance(node, int):
+            ints.add(node)
+        elif isinstance(node, float):
+            floats.add(node)
+
+    walk(state)
+    return Harvest(
+        sorted(keys),
+        sorted(strings - keys),
+        sorted(ints),
+        sorted(floats),
+        [lists[k] for k in sorted(lists)],
+    )
+
+
+def _dedupe(values: list[JSON]) -> list[JSON]:
+    out: list[JSON] = []
+    for value in values:
+        if not any(canonical_equal(value, seen) for seen in out):
+            out.append(value)
+    return out
+
+
+def candidate_pool(name: str, spec: ArgumentSpec, found: Harvest, rng: random.Random) -> list[JSON]:
+    """Values to try for one argument: declared first, then harvested (seeded order), then
+    edge values. Lists and dicts are fine: nothing here hashes a value."""
+    declared = list(spec.probe_values)
+    base = spec.base_type
+    harvested: list[JSON]
+    edges: list[JSON]
+    if base == "str":
+        harvested = [*found.keys, *found.strings]
+        edges = ["", UNKNOWN_ID]
+    elif base == "int":
+        near = {v + d for v in found.ints for d in (-1, 1)}
+        harvested = sorted(set(found.ints) | near)
+        top = max(found.ints, default=0)
+        edges = [1, 0, -1, 2 * top + 1]
+    elif base == "float":
+        harvested = [*found.floats, *(float(v) for v in found.ints)]
+        edges = [1.0, 0.0, -1.0]
+    elif base == "bool":
+        harvested, edges = [], [True, False]
+    elif base == "list":
+        harvested, edges = list(found.lists), [[]]
+    else:  # dict
+        harvested, edges = [], [{}]
+    rng.shuffle(harvested)
+    pool = [*declared, *edges[:2], *harvested, *edges[2:]]
+    if spec.optional:
+        pool.insert(len(declared), spec.default)
+    if spec.nullable:
+        pool.append(None)
+    return _dedupe(pool)[: max(MAX_POOL, len(declared) + 2)]
+
+
+def argument_pools(
+    compiled: CompiledContract, state: JSON, seed: int, tool: str
+) -> dict[str, list[JSON]]:
+    found = harvest(state)
+    return {
+        name: candidate_pool(name, spec, found, random.Random(f"{seed}:{tool}:{name}"))
+        for name, spec in compiled.contract.signature.items()
+    }
+
+
+class AssignmentSearch:
+    """Backtracking search for an assignment with a wanted truth value per precondition."""
+
+    def __init__(
+        self,
+        compiled: CompiledContract,
+        pools: Mapping[str, list[JSON]],
+        state: JSON,
+        budget: int = SEARCH_BUDGET,
+    ):
+        self.compiled = compiled
+        self.pools = pools
+        self.state = state
+        self.budget = budget
+        self.order = compiled.arguments
+        # A precondition is checked at the depth where its last argument gets assigned.
+        self._due: dict[int, list[CompiledClause]] = {}
+        for clause in compiled.preconditions:
+            reads = [self.order.index(a) for a in clause.predicate.args_read if a in self.order]
+            self._due.setdefault(max(reads, default=-1), []).append(clause)
+        self.errors: dict[str, PredicateRuntimeError] = {}
+
+    def truth(self, clause: CompiledClause, args: Mapping[str, JSON]) -> bool | None:
+        """The precondition's truth on `args`, or None when it cannot be evaluated."""
+        try:
+            return clause.predicate.holds({"pre": self.state, "args": dict(args)})
+        except PredicateRuntimeError as exc:
+            self.errors.setdefault(clause.id, exc)
+            return None
+
+    def truths(self, args: Mapping[str, JSON]) -> dict[str, bool | None]:
+        return {c.id: self.truth(c, args) for c in self.compiled.preconditions}
+
+    def is_legal(self, args: Mapping[str, JSON]) -> bool:
+        return all(v is True for v in self.truths(args).values())
+
+    def find(
+        self,
+        falsify: str | None = None,
+        prefer: Mapping[str, JSON] | None = None,
+    ) -> dict[str, JSON] | None:
+        """The first assignment (pools in order, `prefer`'s values first) whose preconditions
+        are all true, except `falsify`, which must be false."""
+        spent = 0
+
+        def wanted(clause: CompiledClause) -> bool:
+            return clause.id != falsify
+
+        def ordered(name: str) -> Iterator[JSON]:
+            pool = self.pools[name]
+            if prefer is not None and name in prefer:
+                yield prefer[name]
+                yield from (v for v in pool if not canonical_equal(v, prefer[name]))
+            else:
+                yield from pool
+
+        def consistent(depth: int, args: dict[str, JSON]) -> bool:
+            nonlocal spent
+            for clause in self._due.get(depth, []):
+                spent += 1
+                if self.truth(clause, args) is not wanted(clause):
+                    return False
+            return True
+
+        def extend(depth: int, args: dict[str, JSON]) -> dict[str, JSON] | None:
+            if depth == len(self.order):
+                return dict(args)
+            name = self.order[depth]
+            for value in ordered(name):
+                if spent >= self.budget:
+                    return None
+                args[name] = value
+                if consistent(depth, args):
+                    found = extend(depth + 1, args)
+                    if found is not None:
+                        return found
+                del args[name]
+            return None
+
+        if not consistent(-1, {}):
+            return None
+        return extend(0, {})
+
+
+def falsy(value: JSON) -> bool:
+    """A meaningful falsy value (0, "", [], {}, False); None means absent, not falsy."""
+    return value is not None and not value
