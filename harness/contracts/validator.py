@@ -116,6 +116,15 @@ class ContractValidator:
                     )
                 )
             for root, path in sorted(predicate.paths_read):
+                if root in ("pre", "post") and not pattern_matches_any(path, self.fresh_snapshot()):
+                    problems.append(
+                        Problem(
+                            file,
+                            f"{clause.id}.predicate",
+                            f"reads {root}.{'.'.join(path)}, which a fresh snapshot lacks",
+                            "name a path that exists (see `harness check --json`)",
+                        )
+                    )
                 if root in ("pre", "post") and any(_covers(v, path) for v in volatile):
                     problems.append(
                         Problem(

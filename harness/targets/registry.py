@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from harness.contracts.loader import contract_files, load_contract
 from harness.contracts.model import Contract
@@ -29,6 +30,21 @@ class Target:
         return self.adapter.name
 
 
+def resolve_reference(reference: str, kind: str) -> Any:
+    """The object named by `package.module:Name`; a UserError naming `kind` otherwise."""
+    module_name, _, attr = reference.partition(":")
+    if not module_name or not attr:
+        raise UserError(
+            Problem(reference, kind, f"not a {kind} reference", "write package.module:Name")
+        )
+    try:
+        return getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise UserError(
+            Problem(reference, kind, f"cannot load {reference} ({exc})", "check the reference")
+        ) from exc
+
+
 def resolve_adapter(name: str) -> Adapter:
     reference = BUILTIN_TARGETS.get(name, name)
     if ":" not in reference:
@@ -36,14 +52,7 @@ def resolve_adapter(name: str) -> Adapter:
         raise UserError(
             Problem(name, "target", "unknown target", f"use one of {known} or package.module:Class")
         )
-    module_name, _, attr = reference.partition(":")
-    try:
-        factory = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise UserError(
-            Problem(name, "target", f"cannot load adapter {reference} ({exc})", "check the reference")
-        ) from exc
-    return factory()
+    return resolve_reference(reference, "target")()
 
 
 def load_target(name: str) -> Target:
@@ -57,17 +66,30 @@ def load_target(name: str) -> Target:
         contract = load_contract(path)
         if contract.target != adapter.name:
             problems.append(
-                Problem(str(path), "target", f"names target {contract.target!r}", f"write {adapter.name!r}")
+                Problem(
+                    str(path),
+                    "target",
+                    f"names target {contract.target!r}",
+                    f"write {adapter.name!r}",
+                )
             )
         elif contract.tool not in tools:
             problems.append(
-                Problem(str(path), "tool", f"{contract.tool!r} is not a tool of {adapter.name}",
-                        "use a tool name that `harness check` lists")
+                Problem(
+                    str(path),
+                    "tool",
+                    f"{contract.tool!r} is not a tool of {adapter.name}",
+                    "use a tool name that `harness check` lists",
+                )
             )
         elif contract.tool in contracts:
             problems.append(
-                Problem(str(path), "tool", f"second contract for {contract.tool!r} "
-                        f"(first: {paths[contract.tool]})", "keep one contract per tool")
+                Problem(
+                    str(path),
+                    "tool",
+                    f"second contract for {contract.tool!r} (first: {paths[contract.tool]})",
+                    "keep one contract per tool",
+                )
             )
         else:
             contracts[contract.tool] = contract
