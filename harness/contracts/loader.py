@@ -64,7 +64,9 @@ def read_yaml(path: Path) -> Any:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise UserError(Problem(str(path), "file", f"cannot read: {exc.strerror}", "check the path")) from exc
+        raise UserError(
+            Problem(str(path), "file", f"cannot read: {exc.strerror}", "check the path")
+        ) from exc
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -80,7 +82,9 @@ def load_contract(path: Path) -> Contract:
     data = read_yaml(path)
     if not isinstance(data, dict):
         raise UserError(
-            Problem(str(path), "<top>", "a contract must be a YAML mapping", "start with `tool: NAME`")
+            Problem(
+                str(path), "<top>", "a contract must be a YAML mapping", "start with `tool: NAME`"
+            )
         )
     try:
         return Contract.model_validate(data)

@@ -49,7 +49,7 @@ class Provenance(_Strict):
 
     surface: Surface
     quote: str = Field(min_length=1)
-    file: str = Field(description="Path relative to the target's source root, e.g. toy_domain/bank.py")
+    file: str = Field(description="Path relative to the target's source root: toy_domain/bank.py")
     line: int = Field(ge=1)
 
 
@@ -63,8 +63,7 @@ class _Cited(_Strict):
     def _one_source(self) -> _Cited:
         if (self.provenance is None) == (not self.inferred):
             raise ValueError(
-                "give exactly one of `provenance: {surface, quote, file, line}` "
-                "or `inferred: true`"
+                "give exactly one of `provenance: {surface, quote, file, line}` or `inferred: true`"
             )
         return self
 
@@ -106,8 +105,18 @@ class ArgumentClause(_Cited):
 
 
 ArgType = Literal[
-    "str", "int", "float", "bool", "list", "dict", "str|None", "int|None", "float|None",
-    "bool|None", "list|None", "dict|None",
+    "str",
+    "int",
+    "float",
+    "bool",
+    "list",
+    "dict",
+    "str|None",
+    "int|None",
+    "float|None",
+    "bool|None",
+    "list|None",
+    "dict|None",
 ]
 
 
