@@ -348,3 +348,23 @@ def test_check_is_deterministic(target):
     first = ReferenceChecker(seed=3).check(target).model_dump()
     second = ReferenceChecker(seed=3).check(target).model_dump()
     assert first == second
+
+
+def writeless_rename(calendar, meeting_id, title):
+    if meeting_id not in calendar.meetings:
+        raise ValueError(f"Meeting {meeting_id} does not exist")
+    if title == "":
+        raise ValueError("Title must not be empty")
+    meeting = calendar.meetings[meeting_id]
+    return {"meeting_id": meeting_id, **meeting.to_json()}
+
+
+def test_phantom_not_hidden_by_an_effect_on_the_result(target, monkeypatch):
+    # eff.result (the returned meeting equals the stored one) holds although nothing was
+    # written; the call changed no state, so the failing title effect is a phantom effect.
+    import toy_domain.calendar_service as cal_mod
+
+    monkeypatch.setattr(cal_mod, "rename_meeting", writeless_rename)
+    report = check(target, "rename_meeting")
+    assert clause(report, "eff.result").verdict is Verdict.CONFORMS
+    assert clause(report, "eff.title_changed").defect_class is DefectClass.PHANTOM_EFFECT

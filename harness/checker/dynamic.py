@@ -14,9 +14,11 @@ Probes, each from a fresh environment:
 
 Rules (clause → class):
 - a legal call refused (error, or the result says failure) → success: refused_legal_call;
-- on a legal call, some effects hold and some fail → the failing ones: partial_effect;
-  all fail and success was signalled → phantom_effect under a biconditional success
-  signal, otherwise UNTESTABLE effect_absent_not_biconditional;
+- on a legal call that changed the state, an effect that fails: partial_effect; on one
+  that signalled success and changed nothing (volatile paths aside), a failing effect:
+  phantom_effect under a biconditional success signal, otherwise UNTESTABLE
+  effect_absent_not_biconditional (effects about the result, or that hold trivially when
+  nothing happens, cannot hide a phantom this way);
 - a frame clause's scope changed outside its writes → frame_break;
 - an argument's variant leaves the post-state equal to the happy one although the call
   changed state → ignored_argument;
@@ -387,7 +389,8 @@ class ToolCheck:
         if not failed:
             return
         changes = _changes(run.pre, run.post, self.policy)
-        if held:
+        if changes:
+            # something happened, but not all of what the contract says: a partial effect
             for cid in failed:
                 self.ledger.violate(
                     cid,
@@ -395,8 +398,8 @@ class ToolCheck:
                     Witness(
                         probes=run.records(),
                         state_diff=changes,
-                        detail=f"{cid} does not hold while {', '.join(held)} "
-                        f"{'does' if len(held) == 1 else 'do'} on one call",
+                        detail=f"{cid} does not hold although the call changed the state"
+                        + (f" and {', '.join(held)} hold" if held else ""),
                     ),
                 )
         elif self.contract.success.biconditional:
@@ -407,7 +410,7 @@ class ToolCheck:
                     Witness(
                         probes=run.records(),
                         state_diff=changes,
-                        detail="success was signalled but no advertised effect happened",
+                        detail="success was signalled but the state did not change at all",
                     ),
                 )
         else:
