@@ -17,8 +17,9 @@ from rich.table import Table
 
 from harness.errors import USER_ERROR_EXIT, Problem, UserError
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+# Outside a terminal (CI logs, pipes) rich would fold tables to 80 columns.
+console = Console(highlight=False, width=None if sys.stdout.isatty() else 140)
+err_console = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 140)
 
 VERDICT_STYLE = {"CONFORMS": "green", "VIOLATES": "bold red", "UNTESTABLE": "yellow"}
 
@@ -123,6 +124,118 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_draw(args: argparse.Namespace) -> int:
+    from harness.execution.draw import corpus_dir, draw
+    from harness.execution.freeze import read_record
+    from harness.execution.plan import load_plan, project_root
+
+    plan_path = Path(args.plan)
+    plan = load_plan(plan_path)
+    root = project_root(plan_path)
+    record = read_record(root, plan)
+    exclude: set[str] = set()
+    if record is not None:
+        if not args.refreeze:
+            raise UserError(
+                Problem(
+                    str(plan_path),
+                    "freeze",
+                    f"the plan is frozen "
+                    f"(freeze {record.freeze_id}); drawing again changes its sample",
+                    "pass --refreeze to draw from the pairs no freeze used",
+                )
+            )
+        exclude = record.all_used()
+    corpus = draw(plan, root, exclude)
+    by_arm: dict[str, int] = {}
+    for pair in corpus.pairs:
+        by_arm[pair.arm] = by_arm.get(pair.arm, 0) + 1
+    folder = corpus_dir(root, plan)
+    console.print(
+        f"drew {len(corpus.pairs)} pairs ("
+        + ", ".join(f"{arm}: {n}" for arm, n in sorted(by_arm.items()))
+        + f") into {folder}; review {folder / 'README.md'}, then `harness freeze {plan_path}`"
+    )
+    return 0
+
+
+def cmd_freeze(args: argparse.Namespace) -> int:
+    from harness.execution.draw import load_corpus
+    from harness.execution.freeze import freeze, tag
+    from harness.execution.plan import load_plan, project_root
+
+    plan_path = Path(args.plan)
+    plan = load_plan(plan_path)
+    root = project_root(plan_path)
+    corpus = load_corpus(root, plan)
+    record = freeze(plan_path, plan, root, [p.pair_id for p in corpus.pairs])
+    console.print(
+        f"froze plan {plan.name}: freeze {record.freeze_id} "
+        f"({sum(len(v) for v in record.hashes.values())} files hashed)"
+    )
+    why = tag(root, record)
+    if why:
+        console.print(f"no git tag made ({why}); the committed freeze record is the authority")
+    else:
+        console.print(f"tagged freeze/{plan.name}/{record.freeze_id}")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from harness.execution.progress import RunProgress
+    from harness.execution.runner import execute, summary
+
+    progress = RunProgress(err_console)
+    try:
+        result = execute(
+            Path(args.plan), workers=args.workers, post_hoc=args.post_hoc, progress=progress
+        )
+    finally:
+        progress.stop()
+    label = " (POST HOC)" if result.rows and result.rows[0].post_hoc else ""
+    console.print(
+        f"{result.run_dir}: {result.scored} pairs scored now, "
+        f"{result.skipped} already in the ledger{label}"
+    )
+    table = Table(title=f"per-operator summary{label}")
+    columns = [
+        "arm",
+        "operator",
+        "n",
+        "detected",
+        "class_matched",
+        "missed",
+        "untestable",
+        "timeout",
+        "crash",
+        "compile_error",
+        "infra_error",
+        "recall",
+    ]
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("arm", "operator") else "right")
+    for row in summary(result.rows):
+        recall = row["recall"]
+        table.add_row(
+            *[
+                (f"{recall:.3f}" if recall is not None else "-")
+                if c == "recall"
+                else str(row.get(c, 0))
+                for c in columns
+            ]
+        )
+    console.print(table)
+    return 0
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    from harness.execution.publish import publish
+
+    destination = publish(Path(args.run_dir))
+    console.print(f"published {args.run_dir} to {destination}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="harness",
@@ -148,6 +261,33 @@ def build_parser() -> argparse.ArgumentParser:
     scan.add_argument("--tool", action="append", help="scan only this tool (repeatable)")
     scan.add_argument("--json", nargs="?", const="-", metavar="FILE")
     scan.set_defaults(func=cmd_scan)
+
+    draw = sub.add_parser("draw", help="draw a plan's mutants into mutants/<plan>/ for review")
+    draw.add_argument("plan", help="plans/NAME.yaml")
+    draw.add_argument(
+        "--refreeze",
+        action="store_true",
+        help="draw anew for a frozen plan, from pairs no earlier freeze used",
+    )
+    draw.set_defaults(func=cmd_draw)
+
+    freeze_cmd = sub.add_parser("freeze", help="hash every input of a drawn plan, record, tag")
+    freeze_cmd.add_argument("plan")
+    freeze_cmd.set_defaults(func=cmd_freeze)
+
+    run = sub.add_parser("run", help="verify the freeze, score every pair, print the summary")
+    run.add_argument("plan")
+    run.add_argument("--workers", type=int, default=None, help="parallel pairs (default: CPUs)")
+    run.add_argument(
+        "--post-hoc",
+        action="store_true",
+        help="run although inputs changed since the freeze; every row is post hoc",
+    )
+    run.set_defaults(func=cmd_run)
+
+    publish_cmd = sub.add_parser("publish", help="copy a finished run into results/reference/")
+    publish_cmd.add_argument("run_dir")
+    publish_cmd.set_defaults(func=cmd_publish)
 
     contracts = sub.add_parser("contracts", help="validate contracts, export their JSON Schema")
     csub = contracts.add_subparsers(dest="contracts_command", required=True)

@@ -36,7 +36,7 @@ def _where(loc: tuple[Any, ...], data: Any) -> str:
     for key in loc:
         if isinstance(key, int) and isinstance(node, list) and key < len(node):
             node = node[key]
-            ident = node.get("id") if isinstance(node, dict) else None
+            ident = (node.get("id") or node.get("name")) if isinstance(node, dict) else None
             parts.append(f"[{ident}]" if ident else f"[{key}]")
             continue
         parts.append(str(key))

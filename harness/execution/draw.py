@@ -1,0 +1,290 @@
+"""`harness draw`: enumerate the pool, snapshot it to disk, draw a seeded, stratified sample.
+
+Written to `mutants/<plan>/`: `pool.json` (every candidate pair, so the sample can be
+re-derived without the targets), `manifest.json` (the drawn pairs with their mutants and
+the liveness corpus), `diffs/<mutant>.diff` (one unified diff per mutant) and a README
+index for review before scoring. The folder is replaced whole, never half-written.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import random
+import shutil
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from harness.checker.verdicts import Verdict
+from harness.errors import Problem, UserError
+from harness.execution.controls import (
+    NEGATIVE_CONTROLS_ARM,
+    ContractPatch,
+    control_mutant,
+    load_control,
+)
+from harness.execution.liveness import build_corpus
+from harness.execution.plan import ArmSpec, Plan
+from harness.mutation.model import Mutant
+from harness.targets.registry import Target, load_target
+
+CORPUS_SCHEMA_VERSION = 1
+
+
+class PoolEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    pair_id: str
+    mutant_id: str
+    arm: str
+    operator: str
+    tool: str
+
+
+class DrawnPair(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    pair_id: str
+    arm: str
+    tool: str
+    mutant: Mutant
+    predicted: Verdict | None = None
+    contract_patch: ContractPatch | None = None
+
+
+class Corpus(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    schema_version: int = CORPUS_SCHEMA_VERSION
+    plan: str
+    seed: int
+    pairs: list[DrawnPair]
+    liveness: dict[str, dict[str, list[dict[str, Any]]]]  # target -> tool -> calls
+
+
+def corpus_dir(root: Path, plan: Plan) -> Path:
+    return root / "mutants" / plan.name
+
+
+def arm_tools(arm: ArmSpec, target: Target) -> list[str]:
+    available = sorted(target.contracts)
+    if arm.tools == "all":
+        return available
+    unknown = sorted(set(arm.tools) - set(available))
+    if unknown:
+        raise UserError(
+            Problem(
+                arm.name,
+                "tools",
+                f"{unknown[0]!r} has no contract in {target.name}",
+                f"use tools from: {', '.join(available)}",
+            )
+        )
+    return sorted(arm.tools)
+
+
+def expand_operators(arm: ArmSpec) -> list[str]:
+    """Operator names, with shell-style patterns (`CR-core/*`, `MM-*`) expanded in sorted order."""
+    from harness.mutation.registry import OPERATORS, get_operator
+
+    names: list[str] = []
+    for name in arm.operators:
+        if not any(ch in name for ch in "*?["):
+            names.append(name)
+            continue
+        get_operator("M-PHANTOM")  # loads the plugin families before matching
+        matched = sorted(n for n in OPERATORS if fnmatch.fnmatchcase(n, name))
+        if not matched:
+            raise UserError(
+                Problem(
+                    arm.name,
+                    "operators",
+                    f"pattern {name!r} matches no operator",
+                    "check the family prefix (M-, C-, CR-core/, MM-)",
+                )
+            )
+        names += matched
+    return list(dict.fromkeys(names))
+
+
+def build_pool(plan: Plan, targets: dict[str, Target]) -> tuple[list[PoolEntry], dict[str, Mutant]]:
+    from harness.mutation.enumerate import enumerate_pairs
+    from harness.mutation.registry import get_operator
+
+    entries: list[PoolEntry] = []
+    mutants: dict[str, Mutant] = {}
+    for arm in plan.arms:
+        operators = expand_operators(arm)
+        for name in operators:
+            try:
+                operator = get_operator(name)
+            except KeyError as exc:
+                raise UserError(
+                    Problem(
+                        arm.name,
+                        "operators",
+                        f"unknown operator {name!r}",
+                        str(exc.args[0]) if exc.args else "see harness operators",
+                    )
+                ) from exc
+            if operator.arm.value != arm.kind.value:
+                raise UserError(
+                    Problem(
+                        arm.name,
+                        "operators",
+                        f"{name} belongs to arm kind {operator.arm.value}, not {arm.kind.value}",
+                        "move it to an arm of that kind",
+                    )
+                )
+        target = targets[arm.target]
+        for pair in enumerate_pairs(target, arm_tools(arm, target), operators):
+            mutants[pair.mutant.id] = pair.mutant
+            entries.append(
+                PoolEntry(
+                    pair_id=pair.id,
+                    mutant_id=pair.mutant.id,
+                    arm=arm.name,
+                    operator=pair.mutant.operator,
+                    tool=pair.tool,
+                )
+            )
+    return entries, mutants
+
+
+def draw_sample(plan: Plan, pool: list[PoolEntry], exclude: set[str]) -> list[PoolEntry]:
+    """Per arm and operator, `draw_per_operator` pairs; stratified: round-robin over tools
+    in a seeded order, each tool's pairs in a seeded order."""
+    drawn: list[PoolEntry] = []
+    for arm in plan.arms:
+        for operator in expand_operators(arm):
+            rng = random.Random(f"{plan.seed}:{arm.name}:{operator}")
+            candidates = [
+                e
+                for e in pool
+                if e.arm == arm.name and e.operator == operator and e.pair_id not in exclude
+            ]
+            if arm.stratify_by == "none":
+                drawn += rng.sample(candidates, min(arm.draw_per_operator, len(candidates)))
+                continue
+            by_tool: dict[str, list[PoolEntry]] = defaultdict(list)
+            for entry in candidates:
+                by_tool[entry.tool].append(entry)
+            tools = sorted(by_tool)
+            rng.shuffle(tools)
+            for tool in tools:
+                rng.shuffle(by_tool[tool])
+            chosen: list[PoolEntry] = []
+            while len(chosen) < arm.draw_per_operator and any(by_tool.values()):
+                for tool in tools:
+                    if by_tool[tool] and len(chosen) < arm.draw_per_operator:
+                        chosen.append(by_tool[tool].pop(0))
+            drawn += chosen
+    return drawn
+
+
+def _readme(plan: Plan, corpus: Corpus) -> str:
+    lines = [
+        f"# Drawn corpus of plan `{plan.name}`",
+        "",
+        f"Seed {plan.seed}; {len(corpus.pairs)} pairs. Written by `harness draw`; do not edit.",
+        "Each row links the unified diff of its mutant against the installed target.",
+        "",
+        "| pair | arm | operator | tool | function | diff |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for p in corpus.pairs:
+        m = p.mutant
+        lines.append(
+            f"| `{p.pair_id}` | {p.arm} | {m.operator} | {p.tool} | "
+            f"`{m.site.qualname}` ({m.site.file}:{m.site.start_line}) | "
+            f"[diff](diffs/{m.id}.diff) |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def write_corpus(folder: Path, plan: Plan, pool: list[PoolEntry], corpus: Corpus) -> None:
+    tmp = folder.with_name(f".{folder.name}.tmp")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    (tmp / "diffs").mkdir(parents=True)
+    (tmp / "pool.json").write_text(
+        json.dumps(
+            {"plan": plan.name, "entries": [e.model_dump() for e in pool]}, indent=1, sort_keys=True
+        )
+        + "\n"
+    )
+    (tmp / "manifest.json").write_text(corpus.model_dump_json(indent=1) + "\n")
+    for pair in corpus.pairs:
+        (tmp / "diffs" / f"{pair.mutant.id}.diff").write_text(pair.mutant.diff)
+    (tmp / "README.md").write_text(_readme(plan, corpus))
+    if folder.exists():
+        shutil.rmtree(folder)
+    tmp.rename(folder)
+
+
+def control_pairs(plan: Plan, root: Path) -> list[DrawnPair]:
+    """Every negative control the plan lists, as a pair (controls are not sampled)."""
+    pairs = []
+    for spec in plan.negative_controls:
+        control = load_control(root, spec.id)
+        path = str(root / "controls" / f"{spec.id}.yaml")
+        if control.predicted is not spec.predicted:
+            raise UserError(
+                Problem(
+                    path,
+                    "predicted",
+                    f"the plan predicts {spec.predicted} but the control says {control.predicted}",
+                    "make the two agree (before the first run)",
+                )
+            )
+        mutant = control_mutant(control, load_target(control.target), path)
+        pairs.append(
+            DrawnPair(
+                pair_id=f"{mutant.id}:{control.tool}",
+                arm=NEGATIVE_CONTROLS_ARM,
+                tool=control.tool,
+                mutant=mutant,
+                predicted=spec.predicted,
+                contract_patch=control.contract_patch,
+            )
+        )
+    return pairs
+
+
+def draw(plan: Plan, root: Path, exclude: set[str] | None = None) -> Corpus:
+    targets = {name: load_target(name) for name in plan.targets()}
+    for spec in plan.negative_controls:
+        control = load_control(root, spec.id)
+        targets.setdefault(control.target, load_target(control.target))
+    pool, mutants = build_pool(plan, targets)
+    sample = draw_sample(plan, pool, exclude or set())
+    pairs = [
+        DrawnPair(pair_id=e.pair_id, arm=e.arm, tool=e.tool, mutant=mutants[e.mutant_id])
+        for e in sample
+    ] + control_pairs(plan, root)
+    liveness: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for name, target in targets.items():
+        tools = sorted({p.tool for p in pairs if p.mutant.target == name})
+        liveness[name] = {
+            tool: build_corpus(
+                target.adapter, target.contracts[tool], plan.seed, plan.liveness_probes_per_tool
+            )
+            for tool in tools
+        }
+    corpus = Corpus(plan=plan.name, seed=plan.seed, pairs=pairs, liveness=liveness)
+    write_corpus(corpus_dir(root, plan), plan, pool, corpus)
+    return corpus
+
+
+def load_corpus(root: Path, plan: Plan) -> Corpus:
+    path = corpus_dir(root, plan) / "manifest.json"
+    if not path.exists():
+        raise UserError(
+            Problem(
+                str(path),
+                "file",
+                "the plan has no drawn corpus",
+                f"run `harness draw plans/{plan.name}.yaml` first",
+            )
+        )
+    return Corpus.model_validate_json(path.read_text(encoding="utf-8"))

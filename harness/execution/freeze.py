@@ -1,0 +1,229 @@
+"""Freezes: SHA-256 of every input a run's numbers depend on, recorded before the run.
+
+Groups: the plan file, the checker's scope files, the contracts, the target's source
+files and package versions, the drawn corpus (pool, manifest, diffs) and the negative
+controls. The freeze id is the hash of all of it. The committed record
+`plans/<plan>.freeze.json` is the authority; an annotated git tag `freeze/<plan>/<id>` is
+made as well where git allows (a clone may carry no tags).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from harness.errors import Problem, UserError
+from harness.execution.draw import corpus_dir
+from harness.execution.plan import Plan
+from harness.targets.registry import load_target
+
+FREEZE_SCHEMA_VERSION = 1
+
+
+class PreviousFreeze(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    freeze_id: str
+    used_pairs: list[str]
+
+
+class FreezeRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    schema_version: int = FREEZE_SCHEMA_VERSION
+    plan: str
+    freeze_id: str
+    created_at: str
+    checker: str
+    hashes: dict[str, dict[str, str]] = Field(description="group -> path -> sha256")
+    target_versions: dict[str, str]
+    used_pairs: list[str]
+    previous: list[PreviousFreeze] = Field(default_factory=list)
+
+    def all_used(self) -> set[str]:
+        return set(self.used_pairs).union(*(p.used_pairs for p in self.previous))
+
+
+def sha256_file(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _files(folder: Path, pattern: str = "*") -> list[Path]:
+    return sorted(p for p in folder.rglob(pattern) if p.is_file() and "__pycache__" not in p.parts)
+
+
+def _rel(path: Path, base: Path) -> str:
+    """`path` relative to `base` where it lies below it, else absolute."""
+    resolved = path.resolve()
+    if resolved.is_relative_to(base.resolve()):
+        return resolved.relative_to(base.resolve()).as_posix()
+    return resolved.as_posix()
+
+
+def checker_for(plan: Plan):  # -> Checker; import here: execution depends on checker
+    from harness.checker import ReferenceChecker
+    from harness.targets.registry import resolve_reference
+
+    if plan.checker == "reference":
+        return ReferenceChecker(seed=plan.checker_seed)
+    return resolve_reference(plan.checker, "checker")()
+
+
+def current_inputs(
+    plan_path: Path, plan: Plan, root: Path
+) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
+    """(hashes by group, target versions) as the inputs are now."""
+    hashes: dict[str, dict[str, str]] = {}
+    hashes["plan"] = {_rel(plan_path, root): sha256_file(plan_path)}
+    checker = checker_for(plan)
+    scope = checker.scope_files()
+    scope_base = Path(sys.modules["harness"].__file__ or ".").resolve().parent.parent
+    hashes["checker_scope"] = {_rel(p, scope_base): sha256_file(p) for p in scope}
+    hashes["contracts"] = {}
+    hashes["target_source"] = {}
+    versions: dict[str, str] = {}
+    for name in plan.targets():
+        target = load_target(name)
+        adapter = target.adapter
+        versions[name] = adapter.version()
+        source_root = adapter.source_root()
+        for path in _files(adapter.contracts_dir(), "*.y*ml"):
+            hashes["contracts"][f"{name}:{_rel(path, source_root)}"] = sha256_file(path)
+        packages = {
+            Path(sys.modules[adapter.tool_function(t).__module__].__file__ or ".").resolve().parent
+            for t in adapter.tool_names()
+        }
+        for package in sorted(packages):
+            for path in _files(package, "*.py"):
+                hashes["target_source"][f"{name}:{_rel(path, source_root)}"] = sha256_file(path)
+    corpus = corpus_dir(root, plan)
+    if not (corpus / "manifest.json").exists():
+        raise UserError(
+            Problem(
+                str(corpus),
+                "corpus",
+                "nothing drawn yet",
+                f"run `harness draw {_rel(plan_path, root)}` first",
+            )
+        )
+    hashes["corpus"] = {_rel(p, root): sha256_file(p) for p in _files(corpus)}
+    controls = root / "controls"
+    ids = {c.id for c in plan.negative_controls}
+    hashes["controls"] = (
+        {_rel(p, root): sha256_file(p) for p in _files(controls) if p.stem in ids}
+        if controls.exists()
+        else {}
+    )
+    return hashes, versions
+
+
+def freeze_id_of(hashes: dict[str, dict[str, str]], versions: dict[str, str], checker: str) -> str:
+    material = json.dumps(
+        {"hashes": hashes, "versions": versions, "checker": checker}, sort_keys=True
+    )
+    return hashlib.sha256(material.encode()).hexdigest()[:16]
+
+
+def record_path(root: Path, plan: Plan) -> Path:
+    return root / "plans" / f"{plan.name}.freeze.json"
+
+
+def read_record(root: Path, plan: Plan) -> FreezeRecord | None:
+    path = record_path(root, plan)
+    if not path.exists():
+        return None
+    return FreezeRecord.model_validate_json(path.read_text(encoding="utf-8"))
+
+
+def freeze(plan_path: Path, plan: Plan, root: Path, used_pairs: list[str]) -> FreezeRecord:
+    hashes, versions = current_inputs(plan_path, plan, root)
+    checker = checker_for(plan)
+    checker_name = f"{checker.name} {checker.version}"
+    new_id = freeze_id_of(hashes, versions, checker_name)
+    old = read_record(root, plan)
+    previous = list(old.previous) if old else []
+    if old and old.freeze_id != new_id:
+        previous.append(PreviousFreeze(freeze_id=old.freeze_id, used_pairs=old.used_pairs))
+    record = FreezeRecord(
+        plan=plan.name,
+        freeze_id=new_id,
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        checker=checker_name,
+        hashes=hashes,
+        target_versions=versions,
+        used_pairs=sorted(used_pairs),
+        previous=previous,
+    )
+    path = record_path(root, plan)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(record.model_dump_json(indent=1) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return record
+
+
+def tag(root: Path, record: FreezeRecord) -> str | None:
+    """Create the annotated tag; returns a reason when git could not (never fatal)."""
+    name = f"freeze/{record.plan}/{record.freeze_id}"
+    done = subprocess.run(
+        [
+            "git",
+            "-C",
+            str(root),
+            "tag",
+            "-a",
+            "-f",
+            name,
+            "-m",
+            f"freeze {record.freeze_id} of plan {record.plan}",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return None if done.returncode == 0 else (done.stderr.strip() or "git tag failed")
+
+
+def verify(plan_path: Path, plan: Plan, root: Path) -> tuple[FreezeRecord, list[Problem]]:
+    """The record and what differs from it now (empty: the freeze holds)."""
+    record = read_record(root, plan)
+    if record is None:
+        raise UserError(
+            Problem(
+                str(record_path(root, plan)),
+                "freeze",
+                "the plan is not frozen",
+                f"run `harness draw` and `harness freeze {_rel(plan_path, root)}`",
+            )
+        )
+    hashes, versions = current_inputs(plan_path, plan, root)
+    fix = "revert it; or draw anew (harness draw --refreeze) and freeze; or run with --post-hoc"
+    problems: list[Problem] = []
+    for group in sorted(set(record.hashes) | set(hashes)):
+        then, now = record.hashes.get(group, {}), hashes.get(group, {})
+        for path in sorted(set(then) | set(now)):
+            if path not in now:
+                problems.append(
+                    Problem(path, group, f"missing since freeze {record.freeze_id}", fix)
+                )
+            elif path not in then:
+                problems.append(Problem(path, group, f"added since freeze {record.freeze_id}", fix))
+            elif then[path] != now[path]:
+                problems.append(
+                    Problem(path, group, f"changed since freeze {record.freeze_id}", fix)
+                )
+    for name in sorted(set(record.target_versions) | set(versions)):
+        if record.target_versions.get(name) != versions.get(name):
+            problems.append(
+                Problem(
+                    name,
+                    "target_versions",
+                    f"version {versions.get(name)} differs from the frozen "
+                    f"{record.target_versions.get(name)}",
+                    fix,
+                )
+            )
+    return record, problems

@@ -1,0 +1,147 @@
+"""The ledger: one JSON line per scored pair, append-only, flushed and fsynced per row.
+
+Schema version 1. A row is written once, by the single writer (the runner's parent
+process). A run killed mid-write leaves at most a torn last line, which `open_ledger`
+cuts off before resuming, so that pair is simply run again: no row is lost or duplicated.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from harness.checker.verdicts import DefectClass, Verdict, Witness
+
+LEDGER_SCHEMA_VERSION = 1
+
+
+class PairStatus(StrEnum):
+    """THE place that knows the statuses (DESIGN.md, Scoring)."""
+
+    DETECTED = "detected"
+    MISSED = "missed"
+    UNTESTABLE = "untestable"
+    TIMEOUT = "timeout"
+    CRASH = "crash"
+    COMPILE_ERROR = "compile_error"
+    INFRA_ERROR = "infra_error"
+
+    @property
+    def undecided(self) -> bool:
+        """Counts in U of the evidence bounds."""
+        return self in (
+            PairStatus.UNTESTABLE,
+            PairStatus.TIMEOUT,
+            PairStatus.CRASH,
+            PairStatus.COMPILE_ERROR,
+        )
+
+    @property
+    def in_denominator(self) -> bool:
+        return self is not PairStatus.INFRA_ERROR
+
+
+class MissCause(StrEnum):
+    NO_CLAUSE = "no_clause"
+    PROBE_UNREVEALING = "probe_unrevealing"
+    UNREACHED = "unreached"
+    CHECKER_CRASH = "checker_crash"
+
+
+class NewViolation(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    clause_id: str
+    defect_class: DefectClass | None
+
+
+class Timing(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    seconds: float
+    started_at: str
+
+
+class LedgerRow(BaseModel):
+    """One scored pair. Everything but `timing` is a function of plan, seed and freeze."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = LEDGER_SCHEMA_VERSION
+    pair_id: str
+    mutant_id: str
+    tool: str
+    arm: str
+    operator: str
+    defect_class: DefectClass | None
+    target: str
+    target_version: str
+    freeze_id: str
+    post_hoc: bool = False
+    status: PairStatus
+    class_matched: bool | None = None
+    new_violations: list[NewViolation] = Field(default_factory=list)
+    tool_verdict: Verdict | None = None
+    predicted: Verdict | None = Field(default=None, description="Negative controls only")
+    live: bool | None = None
+    miss_cause: MissCause | None = None
+    witness: Witness | None = None
+    error: str | None = None
+    timing: Timing
+
+    def comparable(self) -> dict[str, Any]:
+        """The row without its timing: what must be identical across reruns."""
+        return self.model_dump(mode="json", exclude={"timing"})
+
+
+def _repair(path: Path) -> None:
+    """Cut a torn last line (a write interrupted by a kill)."""
+    with path.open("rb+") as handle:
+        data = handle.read()
+        if not data or data.endswith(b"\n"):
+            return
+        keep = data.rfind(b"\n") + 1
+        handle.seek(keep)
+        handle.truncate()
+
+
+def read_rows(path: Path) -> Iterator[LedgerRow]:
+    if not path.exists():
+        return
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            if line.endswith("\n"):
+                yield LedgerRow.model_validate_json(line)
+
+
+class LedgerWriter:
+    """Appends rows; `done` holds the pair ids already recorded (from earlier runs too)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists():
+            _repair(path)
+        self.done: set[str] = {row.pair_id for row in read_rows(path)}
+        self._handle = path.open("a", encoding="utf-8")
+
+    def append(self, row: LedgerRow) -> None:
+        if row.pair_id in self.done:
+            raise ValueError(f"pair {row.pair_id} is already in the ledger")
+        self._handle.write(json.dumps(row.model_dump(mode="json"), sort_keys=True) + "\n")
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+        self.done.add(row.pair_id)
+
+    def close(self) -> None:
+        self._handle.close()
+
+    def __enter__(self) -> LedgerWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

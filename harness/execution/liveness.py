@@ -1,0 +1,120 @@
+"""The independent liveness corpus: is a mutant's behaviour different at all?
+
+The corpus is sampled at draw time, seeded, from a fresh snapshot and the contracts'
+declared values, by a generator that shares nothing with the checker's probe search (so
+"live" does not depend on the checker under test). A mutant is *live* when, on some corpus
+call from a fresh environment, the outcome (success, error type, result), the post-state
+or the state after reset differs from the original's under canonical equality.
+Error messages are free text and are not compared.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from harness.contracts.model import Contract
+from harness.targets.adapter import Adapter
+from harness.targets.equality import JSON, canonical_equal, diff, mask_state, parse_pattern
+
+Observation = dict[str, Any]
+
+
+def _values(state: JSON) -> dict[str, list[JSON]]:
+    found: dict[str, list[JSON]] = {"str": [], "int": [], "float": [], "list": []}
+
+    def walk(node: JSON) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                found["str"].append(key)
+                walk(value)
+        elif isinstance(node, list):
+            found["list"].append(node)
+            for value in node:
+                walk(value)
+        elif isinstance(node, str):
+            found["str"].append(node)
+        elif isinstance(node, int) and not isinstance(node, bool):
+            found["int"].append(node)
+        elif isinstance(node, float):
+            found["float"].append(node)
+
+    walk(state)
+    return {k: sorted({repr(v): v for v in vs}.values(), key=repr) for k, vs in found.items()}
+
+
+def build_corpus(
+    adapter: Adapter, contract: Contract, seed: int, size: int
+) -> list[dict[str, JSON]]:
+    """`size` distinct argument assignments for one tool, seeded."""
+    state = mask_state(adapter.snapshot(adapter.fresh()), _masks(adapter, contract))
+    values = _values(state)
+    rng = random.Random(f"liveness:{seed}:{contract.tool}")
+    corpus: list[dict[str, JSON]] = []
+    seen: set[str] = set()
+    for _ in range(size * 20):
+        args = {}
+        for name, spec in contract.signature.items():
+            pool = list(spec.probe_values)
+            base = spec.base_type
+            pool += values.get(base, []) if base in values else []
+            if base == "bool":
+                pool += [True, False]
+            if base == "int":
+                pool += [0, 1, 5]
+            if spec.optional:
+                pool.append(spec.default)
+            if spec.nullable:
+                pool.append(None)
+            args[name] = rng.choice(pool) if pool else None
+        key = repr(sorted(args.items()))
+        if key not in seen:
+            seen.add(key)
+            corpus.append(args)
+        if len(corpus) == size:
+            break
+    return corpus
+
+
+def _masks(adapter: Adapter, contract: Contract | None = None) -> list[tuple[str, ...]]:
+    patterns = [*adapter.volatile_paths(), *(contract.volatile if contract else [])]
+    return [parse_pattern(p) for p in dict.fromkeys(patterns)]
+
+
+def observe(adapter: Adapter, tool: str, corpus: list[dict[str, JSON]]) -> list[Observation]:
+    """What each corpus call does from a fresh environment, reset included."""
+    masks = _masks(adapter)
+    out = []
+    for args in corpus:
+        env = adapter.fresh()
+        outcome = adapter.invoke(env, tool, dict(args))
+        post = mask_state(adapter.snapshot(env), masks)
+        try:
+            adapter.reset(env)
+            after_reset: JSON = mask_state(adapter.snapshot(env), masks)
+        except Exception as exc:  # a reset that fails is behaviour too
+            after_reset = {"reset_error": type(exc).__name__}
+        out.append(
+            {
+                "success": outcome.success,
+                "error_type": outcome.error_type,
+                "result": outcome.result,
+                "post": post,
+                "after_reset": after_reset,
+            }
+        )
+    return out
+
+
+def differences(original: list[Observation], mutant: list[Observation]) -> list[str]:
+    """Where the mutant's observations differ: state paths (post.*, after_reset.*) and
+    `outcome` / `result` markers. Empty: not live on this corpus."""
+    found: list[str] = []
+    for before, after in zip(original, mutant, strict=True):
+        if before["success"] != after["success"] or before["error_type"] != after["error_type"]:
+            found.append("outcome")
+        if not canonical_equal(before["result"], after["result"]):
+            found.append("result")
+        for key in ("post", "after_reset"):
+            found += [f"{key}.{d.dotted()}" for d in diff(before[key], after[key], limit=20)]
+    return sorted(set(found))

@@ -1,0 +1,120 @@
+"""Pre-registered plans: what is drawn, how it is scored, and what is predicted, fixed
+before any number exists. One YAML file under `plans/`; its JSON Schema is exported by
+`harness plan schema`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from harness.checker.verdicts import Verdict
+from harness.contracts.loader import problems_from_validation, read_yaml
+from harness.errors import Problem, UserError
+from harness.mutation.model import Arm
+
+PLAN_SCHEMA_VERSION = 1
+SCORING_RULE = "differential-v1"  # detected = a VIOLATES the baseline of the original lacked
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ArmSpec(_Strict):
+    name: str
+    kind: Arm
+    target: str
+    tools: list[str] | Literal["all"] = "all"
+    operators: list[str] = Field(min_length=1)
+    draw_per_operator: int = Field(
+        ge=1, description="Pairs drawn per operator (fewer if the pool is smaller)"
+    )
+    stratify_by: Literal["tool", "none"] = "tool"
+
+
+class NegativeControlSpec(_Strict):
+    """A negative control under `controls/` and the verdict predicted for its tool."""
+
+    id: str
+    predicted: Verdict
+
+
+class Predictions(_Strict):
+    recall_floor: dict[str, float] = Field(
+        default_factory=dict, description="Operator -> recall the plan expects at least"
+    )
+    notes: str | None = None
+
+
+class Plan(_Strict):
+    schema_version: Literal[1] = PLAN_SCHEMA_VERSION
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
+    description: str
+    seed: int
+    checker: str = Field(default="reference", description="reference, or package.module:Class")
+    checker_seed: int = 0
+    scoring: Literal["differential-v1"] = SCORING_RULE
+    timeout_seconds: float = Field(default=20.0, gt=0)
+    liveness_probes_per_tool: int = Field(default=12, ge=1)
+    arms: list[ArmSpec] = Field(min_length=1)
+    negative_controls: list[NegativeControlSpec] = Field(default_factory=list)
+    predictions: Predictions = Predictions()
+    statistics: list[Literal["wilson", "design_effect", "evidence_bounds"]] = Field(
+        default_factory=lambda: ["wilson", "design_effect", "evidence_bounds"]
+    )
+
+    @model_validator(mode="after")
+    def _unique(self) -> Plan:
+        names = [a.name for a in self.arms]
+        if len(set(names)) != len(names):
+            raise ValueError("arms: arm names must be unique")
+        ids = [c.id for c in self.negative_controls]
+        if len(set(ids)) != len(ids):
+            raise ValueError("negative_controls: control ids must be unique")
+        return self
+
+    def targets(self) -> list[str]:
+        return sorted({a.target for a in self.arms})
+
+
+def load_plan(path: Path) -> Plan:
+    """Read and validate a plan; every problem names the file and field."""
+    data = read_yaml(path)
+    if not isinstance(data, dict):
+        raise UserError(
+            Problem(
+                str(path), "<top>", "a plan must be a YAML mapping", "start with `name: PLAN_NAME`"
+            )
+        )
+    try:
+        plan = Plan.model_validate(data)
+    except ValidationError as exc:
+        raise UserError(problems_from_validation(str(path), exc, data)) from exc
+    if plan.name != path.stem:
+        raise UserError(
+            Problem(
+                str(path),
+                "name",
+                f"plan name {plan.name!r} differs from the file name",
+                f"write name: {path.stem}",
+            )
+        )
+    return plan
+
+
+def project_root(plan_path: Path) -> Path:
+    """The folder holding plans/, mutants/, controls/ and results/."""
+    resolved = plan_path.resolve()
+    if resolved.parent.name != "plans":
+        raise UserError(
+            Problem(
+                str(plan_path),
+                "path",
+                "a plan must live in a folder named plans/",
+                "move it to <project>/plans/",
+            )
+        )
+    return resolved.parent.parent

@@ -1,0 +1,48 @@
+"""`harness publish`: copy a finished run into the committed reference folder."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from harness.errors import Problem, UserError
+
+PUBLISHED = ("ledger.jsonl", "run.json", "baseline.json")
+
+
+def publish(run_dir: Path) -> Path:
+    """results/<plan>/<run>/ -> results/reference/<plan>/<run>/ (replaced whole)."""
+    manifest_path = run_dir / "run.json"
+    if not manifest_path.exists():
+        raise UserError(
+            Problem(
+                str(run_dir),
+                "run_dir",
+                "not a run folder (no run.json)",
+                "give results/<plan>/<run>",
+            )
+        )
+    manifest = json.loads(manifest_path.read_text())
+    if not manifest.get("ended_at"):
+        raise UserError(
+            Problem(
+                str(manifest_path),
+                "ended_at",
+                "the run has not finished",
+                "run `harness run` on its plan again to finish it",
+            )
+        )
+    results = run_dir.resolve().parent.parent
+    destination = results / "reference" / manifest["plan"] / manifest["run"]
+    tmp = destination.with_name(destination.name + ".tmp")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    for name in PUBLISHED:
+        if (run_dir / name).exists():
+            shutil.copy2(run_dir / name, tmp / name)
+    if destination.exists():
+        shutil.rmtree(destination)
+    tmp.rename(destination)
+    return destination

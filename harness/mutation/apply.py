@@ -1,0 +1,134 @@
+"""Applying a mutant in memory: compile the mutated function and rebind it where the
+original is bound. Never writes a file; the runner forks a worker per mutant, and
+`applied` undoes the rebinding for use in one process (tests, liveness probes)."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from harness.mutation.model import Mutant, sha256_text
+from harness.mutation.sites import function_source
+from harness.targets.adapter import Adapter
+
+
+class StaleMutant(Exception):
+    """The installed function's source no longer matches the mutant's site hash."""
+
+
+class MutantCompileError(Exception):
+    """The mutated text does not compile."""
+
+
+_Binding = tuple[Any, str, Any]  # (namespace object, attribute name, raw value)
+
+
+def _owner(module: Any, qualname: str) -> Any:
+    owner = module
+    for part in qualname.split(".")[:-1]:
+        owner = getattr(owner, part)
+    return owner
+
+
+def _raw(owner: Any, name: str) -> Any:
+    """The attribute as stored (a staticmethod stays a staticmethod)."""
+    return vars(owner)[name] if name in vars(owner) else getattr(owner, name)
+
+
+def _compile(mutant: Mutant) -> Any:
+    """The mutated function object, compiled where the original lives: a method inside a
+    class statement of the same name (so private names mangle alike), with the module's
+    globals."""
+    site = mutant.site
+    try:
+        tree = ast.parse(mutant.mutated_source)
+        if len(tree.body) != 1 or not isinstance(
+            tree.body[0], ast.FunctionDef | ast.AsyncFunctionDef
+        ):
+            raise SyntaxError("the mutated text is not exactly one function definition")
+        definition = tree.body[0]
+        parts = site.qualname.split(".")
+        if len(parts) > 1:
+            holder = ast.ClassDef(parts[-2], [], [], [definition], [])
+            tree = ast.Module([holder], [])
+        ast.fix_missing_locations(tree)
+        code = compile(tree, f"<mutant {mutant.id} of {site.file}:{site.qualname}>", "exec")
+    except (SyntaxError, ValueError) as exc:
+        raise MutantCompileError(f"mutant {mutant.id} ({site.qualname}): {exc}") from exc
+    module = importlib.import_module(site.module)
+    namespace: dict[str, Any] = {}
+    exec(code, module.__dict__, namespace)  # defines the function only; runs no target code
+    if len(parts) == 1:
+        return namespace[definition.name]
+    real_class = _owner(module, site.qualname)
+    value = vars(namespace[parts[-2]])[definition.name]
+    function = getattr(value, "__func__", value)
+    function.__qualname__ = site.qualname
+    for name, cell in zip(function.__code__.co_freevars, function.__closure__ or (), strict=False):
+        if name == "__class__":  # zero-argument super() must see the real class
+            cell.cell_contents = real_class
+    return value
+
+
+def _bindings(adapter: Adapter, mutant: Mutant) -> list[_Binding]:
+    """Where the original is bound: its class or module, and every loaded module of the
+    target's package that imported the same function object by name."""
+    site = mutant.site
+    module = importlib.import_module(site.module)
+    owner = _owner(module, site.qualname)
+    name = site.qualname.rsplit(".", 1)[-1]
+    original = _raw(owner, name)
+    found = [(owner, name, original)]
+    if owner is module:
+        package = site.module.partition(".")[0]
+        for other_name, other in sorted(sys.modules.items()):
+            if other is module or other is None:
+                continue
+            if other_name != package and not other_name.startswith(package + "."):
+                continue
+            for attr, value in list(vars(other).items()):
+                if value is original:
+                    found.append((other, attr, original))
+    return found
+
+
+def check_fresh(adapter: Adapter, mutant: Mutant) -> None:
+    current = sha256_text(function_source(mutant.site, Path(adapter.source_root())))
+    if current != mutant.site.source_hash:
+        raise StaleMutant(
+            f"mutant {mutant.id}: {mutant.site.file}:{mutant.site.qualname} changed since the "
+            f"mutant was drawn (hash {current[:12]}, expected {mutant.site.source_hash[:12]}); "
+            "draw the mutants again"
+        )
+
+
+def _apply(adapter: Adapter, mutant: Mutant) -> list[_Binding]:
+    check_fresh(adapter, mutant)
+    replacement = _compile(mutant)
+    bindings = _bindings(adapter, mutant)
+    for owner, attr, _ in bindings:
+        setattr(owner, attr, replacement)
+    return bindings
+
+
+def apply_in_memory(adapter: Adapter, mutant: Mutant) -> None:
+    """Rebind the site's function to the mutated one. Raises StaleMutant when the installed
+    source changed since the draw, MutantCompileError when the mutated text does not
+    compile. Nothing is written to disk."""
+    _apply(adapter, mutant)
+
+
+@contextmanager
+def applied(adapter: Adapter, mutant: Mutant) -> Iterator[None]:
+    """Apply `mutant` for the duration of the block, then restore the original bindings."""
+    bindings = _apply(adapter, mutant)
+    try:
+        yield
+    finally:
+        for owner, attr, original in bindings:
+            setattr(owner, attr, original)

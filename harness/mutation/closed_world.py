@@ -1,0 +1,620 @@
+"""Closed-world operators: one defect class each, as stdlib-`ast` transforms of one function.
+
+Every operator is a small `AstOperator`: `candidates` lists the places it can act on, in
+source order and at any nesting depth (loops, try, with, if), and `transform` changes one
+of them in a fresh parse of the function. `render` then writes the change back into the
+original text, re-rendering (`ast.unparse`) only the statements that changed, so the
+signature, name, decorators, docstring and comments of the rest stay byte-identical and a
+mutant's diff shows only its change.
+
+What counts as a state write, a guard or a fresh local is defined once, in
+`harness.mutation.sites`.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import difflib
+from typing import Any, ClassVar
+
+from harness.checker.verdicts import DefectClass
+from harness.mutation.model import Arm, SiteContext
+from harness.mutation.sites import (
+    FunctionNode,
+    StateWrite,
+    WriteCall,
+    guards,
+    is_guard,
+    own_statements,
+    parameter_names,
+    parse_function,
+    returns_value,
+    state_writes,
+    statements_in,
+)
+
+# --- rendering a changed AST back into the original text ------------------------------------
+
+
+class _Fallback(Exception):
+    """A change the span-preserving renderer cannot place: re-render the enclosing node."""
+
+
+_HEADER_FIELDS: dict[type, tuple[str, ...]] = {
+    ast.If: ("test",),
+    ast.While: ("test",),
+    ast.For: ("target", "iter"),
+    ast.AsyncFor: ("target", "iter"),
+}
+_BLOCKS = ("body", "orelse", "finalbody")
+
+
+class _Text:
+    def __init__(self, source: str):
+        self.source = source
+        self.lines = source.splitlines(keepends=True)
+        self.starts = [0]
+        for line in self.lines:
+            self.starts.append(self.starts[-1] + len(line))
+
+    def offset(self, lineno: int, col: int) -> int:
+        """Character offset of (1-based line, UTF-8 byte column)."""
+        line = self.lines[lineno - 1]
+        return self.starts[lineno - 1] + len(line.encode("utf-8")[:col].decode("utf-8"))
+
+    def line_start(self, lineno: int) -> int:
+        return self.starts[lineno - 1]
+
+    def line_end(self, lineno: int) -> int:
+        return self.starts[lineno]
+
+    def span(self, node: ast.AST) -> tuple[int, int]:
+        """Character offsets of a node (a def's starts at its first decorator)."""
+        return (
+            self.offset(self._first_line(node), node.col_offset),
+            self.offset(node.end_lineno, node.end_col_offset),
+        )
+
+    def indent(self, node: ast.stmt) -> str:
+        """The whitespace before the statement on its (first) line."""
+        start, _ = self.span(node)
+        before = self.source[self.line_start(self._first_line(node)) : start]
+        if before.strip():
+            raise _Fallback  # shares its line with other code
+        return before
+
+    @staticmethod
+    def _first_line(node: ast.AST) -> int:
+        decorators = getattr(node, "decorator_list", [])
+        return min([d.lineno for d in decorators] + [node.lineno])
+
+    def owns_lines(self, node: ast.stmt) -> bool:
+        start, end = self.span(node)
+        before = self.source[self.line_start(self._first_line(node)) : start]
+        after = self.source[end : self.line_end(node.end_lineno)]
+        return not before.strip() and (not after.strip() or after.strip().startswith("#"))
+
+    def is_elif(self, node: ast.stmt) -> bool:
+        start, _ = self.span(node)
+        return isinstance(node, ast.If) and self.source.startswith("elif", start)
+
+
+def _unparse(node: ast.AST, indent: str) -> str:
+    """`node` as text whose lines after the first are indented by `indent`."""
+    lines = ast.unparse(node).splitlines()
+    return "\n".join([lines[0], *(indent + line for line in lines[1:])])
+
+
+def _block_text(stmts: list[ast.stmt], indent: str) -> str:
+    return "".join(indent + line + "\n" for s in stmts for line in ast.unparse(s).splitlines())
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, ast.AST) and isinstance(b, ast.AST):
+        return ast.dump(a) == ast.dump(b)
+    return a == b
+
+
+Edit = tuple[int, int, str]
+
+
+def _diff_block(text: _Text, old: list[ast.stmt], new: list[ast.stmt], edits: list[Edit]) -> None:
+    old_keys, new_keys = [ast.dump(s) for s in old], [ast.dump(s) for s in new]
+    if old_keys == new_keys:
+        return
+    matcher = difflib.SequenceMatcher(None, old_keys, new_keys, autojunk=False)
+    indent = text.indent(old[0])
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        if tag == "replace" and i2 - i1 == j2 - j1:
+            for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
+                if old_keys[i] != new_keys[j]:
+                    _diff_statement(text, old[i], new[j], edits)
+            continue
+        if any(not text.owns_lines(s) or text.is_elif(s) for s in old[max(i1 - 1, 0) : i2 + 1]):
+            raise _Fallback
+        if tag == "insert":
+            at = text.line_end(old[i1 - 1].end_lineno) if i1 else text.line_start(old[0].lineno)
+            edits.append((at, at, _block_text(new[j1:j2], indent)))
+        else:  # delete, or a replace of unequal length
+            start = text.line_start(text._first_line(old[i1]))
+            end = text.line_end(old[i2 - 1].end_lineno)
+            stmts = new[j1:j2] if j2 > j1 or len(new) else [ast.Pass()]
+            edits.append((start, end, _block_text(stmts, indent)))
+
+
+def _diff_statement(text: _Text, old: ast.stmt, new: ast.stmt, edits: list[Edit]) -> None:
+    """Place the change between two different statements."""
+    if text.is_elif(old) and type(new) is not ast.If:
+        raise _Fallback  # an elif turned into something else: re-render the whole chain
+    local: list[Edit] = []
+    try:
+        _diff_compound(text, old, new, local)
+    except _Fallback:
+        if text.is_elif(old):
+            raise
+        start, end = text.span(old)
+        local = [(start, end, _unparse(new, text.indent(old)))]
+    edits.extend(local)
+
+
+def _diff_compound(text: _Text, old: ast.stmt, new: ast.stmt, edits: list[Edit]) -> None:
+    """Place the change of a statement of the same type: header expressions by span, then
+    its blocks; anything else falls back to re-rendering the statement."""
+    if type(old) is not type(new) or not hasattr(old, "body"):
+        raise _Fallback
+    header = _HEADER_FIELDS.get(type(old))
+    fields = {name for name, _ in ast.iter_fields(old)} - {*_BLOCKS, "handlers"}
+    if header is None:
+        if not all(_same(getattr(old, f), getattr(new, f)) for f in fields):
+            raise _Fallback
+    else:
+        for name in fields - set(header):
+            if not _same(getattr(old, name), getattr(new, name)):
+                raise _Fallback
+        for name in header:
+            before, after = getattr(old, name), getattr(new, name)
+            if not _same(before, after):
+                start, end = text.span(before)
+                replacement = ast.unparse(after)
+                negated = isinstance(after, ast.UnaryOp) and isinstance(after.op, ast.Not)
+                if negated and _same(after.operand, before):
+                    # keep the original text of a negated condition: `not (COND)`
+                    replacement = f"not ({text.source[start:end]})"
+                edits.append((start, end, replacement))
+    for block in _BLOCKS:
+        before, after = getattr(old, block, None) or [], getattr(new, block, None) or []
+        if bool(before) != bool(after):
+            raise _Fallback
+        if before:
+            _diff_block(text, before, after, edits)
+    old_handlers, new_handlers = getattr(old, "handlers", []), getattr(new, "handlers", [])
+    if len(old_handlers) != len(new_handlers):
+        raise _Fallback
+    for o, n in zip(old_handlers, new_handlers, strict=True):
+        if not (_same(o.type, n.type) and o.name == n.name):
+            raise _Fallback
+        _diff_block(text, o.body, n.body, edits)
+
+
+def render(source: str, new_fn: FunctionNode) -> str:
+    """The text of `source` (one dedented def) with the changes `new_fn` makes to it."""
+    old_fn = parse_function(source)
+    text = _Text(source)
+    edits: list[Edit] = []
+    try:
+        _diff_compound(text, old_fn, new_fn, edits)
+        edits.sort()
+        out = source
+        previous_start = len(source) + 1
+        for start, end, replacement in reversed(edits):
+            if end > previous_start:
+                raise _Fallback  # overlapping edits
+            out = out[:start] + replacement + out[end:]
+            previous_start = start
+        if ast.dump(parse_function(out)) == ast.dump(new_fn):
+            return out
+    except (_Fallback, SyntaxError, ValueError):
+        pass
+    return ast.unparse(new_fn) + "\n"  # always right, loses comments and layout
+
+
+# --- the operator base ---------------------------------------------------------------------------
+
+
+def _statement_slots(fn: FunctionNode) -> dict[int, tuple[list[ast.stmt], int]]:
+    """id(statement) -> (the block list holding it, its index), for the function's scope."""
+    slots: dict[int, tuple[list[ast.stmt], int]] = {}
+
+    def visit(block: list[ast.stmt]) -> None:
+        for index, stmt in enumerate(block):
+            slots[id(stmt)] = (block, index)
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                continue
+            for name in _BLOCKS:
+                visit(getattr(stmt, name, None) or [])
+            for handler in getattr(stmt, "handlers", None) or []:
+                visit(handler.body)
+            for case in getattr(stmt, "cases", None) or []:
+                visit(case.body)
+
+    visit(fn.body)
+    return slots
+
+
+def replace_statement(fn: FunctionNode, old: ast.stmt, new: list[ast.stmt]) -> None:
+    """Put `new` (one or more statements; `pass` when empty) where `old` is."""
+    block, index = _statement_slots(fn)[id(old)]
+    block[index : index + 1] = new or [ast.Pass()]
+
+
+def body_start(fn: FunctionNode) -> int:
+    """Index of the first statement after the docstring."""
+    first = fn.body[0]
+    is_doc = (
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
+    )
+    return 1 if is_doc and len(fn.body) > 1 else 0
+
+
+class AstOperator:
+    """An operator as an AST transform: `candidates` in source order, one per occurrence
+    (or several per candidate, see `per_candidate`), and `transform` of one of them."""
+
+    name: ClassVar[str]
+    arm: ClassVar[Arm]
+    defect_class: ClassVar[DefectClass | None]
+    per_candidate: ClassVar[int] = 1
+
+    def candidates(self, fn: FunctionNode, context: SiteContext) -> list[Any]:
+        raise NotImplementedError
+
+    def transform(self, fn: FunctionNode, candidate: Any, variant: int, context: SiteContext):
+        raise NotImplementedError
+
+    def occurrences(self, source: str, context: SiteContext) -> int:
+        return len(self.candidates(parse_function(source), context)) * self.per_candidate
+
+    def mutate(self, source: str, context: SiteContext, occurrence: int) -> str:
+        fn = parse_function(source)
+        found = self.candidates(fn, context)
+        if not 0 <= occurrence < len(found) * self.per_candidate:
+            raise IndexError(
+                f"{self.name}: occurrence {occurrence} out of range; this site offers "
+                f"{len(found) * self.per_candidate}"
+            )
+        candidate, variant = divmod(occurrence, self.per_candidate)
+        self.transform(fn, found[candidate], variant, context)
+        ast.fix_missing_locations(fn)
+        return render(source, fn)
+
+    def __repr__(self) -> str:
+        return f"<operator {self.name}>"
+
+
+# --- shared transforms ------------------------------------------------------------------------
+
+
+def _deepcopy_of(expr: ast.expr) -> ast.expr:
+    """`__import__("copy").deepcopy(expr)`: no import is added to the target module."""
+    module = ast.Call(ast.Name("__import__", ast.Load()), [ast.Constant("copy")], [])
+    return ast.Call(ast.Attribute(module, "deepcopy", ast.Load()), [expr], [])
+
+
+def shadow_call(hit: WriteCall) -> None:
+    """Run a write call on a deep copy of what it would change, so it returns what it
+    would have returned and the state stays as it was: the receiver of a method, the first
+    argument of an in-place function, every non-constant argument of a writer function."""
+    call = hit.call
+    if isinstance(call.func, ast.Attribute) and hit.kind != "in_place":
+        call.func = ast.Attribute(_deepcopy_of(call.func.value), call.func.attr, ast.Load())
+    elif hit.kind == "in_place":
+        call.args[0] = _deepcopy_of(call.args[0])
+    else:
+        call.args = [a if isinstance(a, ast.Constant) else _deepcopy_of(a) for a in call.args]
+        call.keywords = [
+            ast.keyword(
+                k.arg, k.value if isinstance(k.value, ast.Constant) else _deepcopy_of(k.value)
+            )
+            for k in call.keywords
+        ]
+
+
+def neutralize(fn: FunctionNode, write: StateWrite) -> None:
+    """Remove one state write: `pass` for an assignment or a write-call statement; for a
+    statement that uses a write call's value, shadow the call (see `shadow_call`)."""
+    if write.kind == "value":
+        for hit in write.calls:
+            shadow_call(hit)
+    else:
+        replace_statement(fn, write.statement, [ast.Pass()])
+
+
+def _as_load(expr: ast.expr) -> ast.expr:
+    copied = copy.deepcopy(expr)
+    for node in ast.walk(copied):
+        if hasattr(node, "ctx"):
+            node.ctx = ast.Load()
+    return copied
+
+
+# --- the six closed-world operators -------------------------------------------------------------
+
+
+class PhantomEffect(AstOperator):
+    """M-PHANTOM: every state write of the function removed, its success return kept.
+
+    One occurrence per function with at least one state write that is the tool function
+    itself or returns a value. Assignments and write-call statements become `pass`. A
+    statement that uses a write call's value (`record = bank._record_transfer(...)`,
+    `return self.items.pop(k)`) gets that value from a deep copy instead: right before it,
+    `bank_copy = __import__("copy").deepcopy(bank)` (the root variable of the receiver), the
+    call runs on `bank_copy`, and the function's later reads of `bank` read `bank_copy`, so
+    what it returns has the shape and values of a real success while nothing persists (the
+    "effect went to a copy" bug). Writer functions called by name, in-place functions, and
+    roots rebound later get the inline copy of `shadow_call` instead.
+    """
+
+    name = "M-PHANTOM"
+    arm = Arm.CLOSED_WORLD
+    defect_class = DefectClass.PHANTOM_EFFECT
+
+    def candidates(self, fn: FunctionNode, context: SiteContext) -> list[Any]:
+        writes = state_writes(fn, context.writer_names)
+        if writes and (context.is_tool_function or returns_value(fn)):
+            return [None]
+        return []
+
+    def transform(self, fn: FunctionNode, candidate: Any, variant: int, context: SiteContext):
+        writes = state_writes(fn, context.writer_names)
+        for write in writes:
+            if write.kind != "value":
+                replace_statement(fn, write.statement, [ast.Pass()])
+        copies: dict[str, str] = {}  # root variable -> its copy
+        for write in writes:
+            if write.kind == "value":
+                for hit in write.calls:
+                    if not self._redirect(fn, write.statement, hit, copies):
+                        shadow_call(hit)
+
+    @staticmethod
+    def _redirect(
+        fn: FunctionNode, statement: ast.stmt, hit: WriteCall, copies: dict[str, str]
+    ) -> bool:
+        receiver = hit.call.func.value if isinstance(hit.call.func, ast.Attribute) else None
+        root = _root_node(receiver) if receiver is not None and hit.kind != "in_place" else None
+        if root is None:
+            return False
+        if root.id in copies.values():  # already redirected by an earlier write
+            return True
+        after = (statement.end_lineno, statement.end_col_offset)
+        later = [
+            n
+            for n in ast.walk(fn)
+            if isinstance(n, ast.Name) and n.id == root.id and hasattr(n, "lineno")
+            if (n.lineno, n.col_offset) >= after
+        ]
+        if any(not isinstance(n.ctx, ast.Load) for n in later):
+            return False  # the root is rebound later: a copy would outlive its meaning
+        used = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | set(parameter_names(fn))
+        name = f"{root.id}_copy"
+        while name in used:
+            name += "_"
+        copy_statement = ast.Assign([ast.Name(name, ast.Store())], _deepcopy_of(_as_load(root)))
+        block, index = _statement_slots(fn)[id(statement)]
+        block.insert(index, copy_statement)
+        copies[root.id] = name
+        for node in [root, *later]:
+            node.id = name
+        return True
+
+
+def _root_node(expr: ast.expr) -> ast.Name | None:
+    """The Name node at the bottom of `a.b[c].d` or `a.get(k).e`."""
+    while isinstance(expr, ast.Attribute | ast.Subscript | ast.Call):
+        expr = expr.func if isinstance(expr, ast.Call) else expr.value
+    return expr if isinstance(expr, ast.Name) else None
+
+
+class UnenforcedPrecondition(AstOperator):
+    """M-PRECOND: per `if COND: ... raise ...` guard, two occurrences: the guard removed
+    (its `else` branch, if any, takes its place), and COND negated (`not (COND)`)."""
+
+    name = "M-PRECOND"
+    arm = Arm.CLOSED_WORLD
+    defect_class = DefectClass.UNENFORCED_PRECONDITION
+    per_candidate = 2
+
+    def candidates(self, fn: FunctionNode, context: SiteContext) -> list[Any]:
+        return guards(fn)
+
+    def transform(self, fn: FunctionNode, candidate: Any, variant: int, context: SiteContext):
+        if variant == 0:
+            replace_statement(fn, candidate, list(candidate.orelse))
+        else:
+            candidate.test = ast.UnaryOp(ast.Not(), candidate.test)
+
+
+def stand_in(fn: FunctionNode, parameter: str, injected: frozenset[str]) -> ast.expr:
+    """The value an ignored argument is replaced by: its default when it has one, else by
+    annotation: `int` 1, `float` 1.0, `bool` False, `str` the first other `str` parameter
+    (not injected) or "", list/dict/set/tuple empty, an optional (`X | None`) None, and
+    None for anything else."""
+    args = fn.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults: dict[str, ast.expr] = {
+        a.arg: d
+        for a, d in zip(
+            positional[len(positional) - len(args.defaults) :], args.defaults, strict=True
+        )
+    }
+    defaults.update(
+        {a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None}
+    )
+    if parameter in defaults:
+        return copy.deepcopy(defaults[parameter])
+    annotations = {a.arg: a.annotation for a in [*positional, *args.kwonlyargs]}
+    annotation = annotations.get(parameter)
+    text = ast.unparse(annotation).replace(" ", "") if annotation is not None else ""
+    if "None" in text.split("|") or text.startswith(("Optional[", "typing.Optional[")):
+        return ast.Constant(None)
+    base = text.partition("[")[0].rpartition(".")[2]
+    if base == "str":
+        for other in parameter_names(fn):
+            other_annotation = annotations.get(other)
+            if (
+                other not in (parameter, *injected)
+                and other_annotation is not None
+                and ast.unparse(other_annotation) == "str"
+            ):
+                return ast.Name(other, ast.Load())
+        return ast.Constant("")
+    simple: dict[str, ast.expr] = {
+        "int": ast.Constant(1),
+        "float": ast.Constant(1.0),
+        "bool": ast.Constant(False),
+        "list": ast.List([], ast.Load()),
+        "List": ast.List([], ast.Load()),
+        "dict": ast.Dict([], []),
+        "Dict": ast.Dict([], []),
+        "tuple": ast.Tuple([], ast.Load()),
+        "set": ast.Call(ast.Name("set", ast.Load()), [], []),
+    }
+    return simple.get(base, ast.Constant(None))
+
+
+def _reads(node: ast.AST, name: str) -> bool:
+    return any(
+        isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+        for n in ast.walk(node)
+    )
+
+
+class IgnoredArgument(AstOperator):
+    """M-IGNARG: per effective argument of the tool that is a parameter of this function,
+    the argument no longer reaches the state: right after the last top-level statement that
+    holds a guard reading it (or after the docstring), it is rebound to `stand_in`, so the
+    guards still see the real value. Skipped when nothing after that point reads it."""
+
+    name = "M-IGNARG"
+    arm = Arm.CLOSED_WORLD
+    defect_class = DefectClass.IGNORED_ARGUMENT
+
+    def candidates(self, fn: FunctionNode, context: SiteContext) -> list[Any]:
+        found = []
+        for parameter in parameter_names(fn):
+            if parameter not in context.effective_arguments or parameter in context.injected:
+                continue
+            at = self._insertion_index(fn, parameter)
+            if any(_reads(stmt, parameter) for stmt in fn.body[at:]):
+                found.append(parameter)
+        return found
+
+    @staticmethod
+    def _insertion_index(fn: FunctionNode, parameter: str) -> int:
+        at = body_start(fn)
+        for index, stmt in enumerate(fn.body):
+            if any(_reads(g.test, parameter) for g in _guards_in(stmt)):
+                at = index + 1
+        return at
+
+    def transform(self, fn: FunctionNode, candidate: Any, variant: int, context: SiteContext):
+        rebind = ast.Assign(
+            [ast.Name(candidate, ast.Store())], stand_in(fn, candidate, context.injected)
+        )
+        fn.body.insert(self._insertion_index(fn, candidate), rebind)
+
+
+def _guards_in(stmt: ast.stmt) -> list[ast.If]:
+    return [s for s in statements_in([stmt]) if is_guard(s)]
+
+
+class PartialEffect(AstOperator):
+    """M-PARTIAL: in a function with two or more state writes (writer-helper calls
+    included), one of them removed (see `neutralize`); one occurrence per write."""
+
+    name = "M-PARTIAL"
+    arm = Arm.CLOSED_WORLD
+    defect_class = DefectClass.PARTIAL_EFFECT
+
+    def candidates(self, fn: FunctionNode, context: SiteContext) -> list[Any]:
+        writes = state_writes(fn, context.writer_names)
+        return list(range(len(writes))) if len(writes) >= 2 else []
+
+    def transform(self, fn: FunctionNode, candidate: Any, variant: int, context: SiteContext):
+        neutralize(fn, state_writes(fn, context.writer_names)[candidate])
+
+
+class InvariantBreak(AstOperator):
+    """M-INVAR: per state write whose target names an attribute or key the contract's
+    invariants read (anywhere along `a.b[k].c`), that write undone: an augmented assignment
+    becomes the self-assignment `t = t` (a no-op of any type), any other write is removed
+    (write calls whose value is used are shadowed, see `shadow_call`)."""
+
+    name = "M-INVAR"
+    arm = Arm.CLOSED_WORLD
+    defect_class = DefectClass.INVARIANT_BREAK
+
+    def candidates(self, fn: FunctionNode, context: SiteContext) -> list[Any]:
+        return [
+            index
+            for index, write in enumerate(state_writes(fn, context.writer_names))
+            if write.fields & context.invariant_fields
+        ]
+
+    def transform(self, fn: FunctionNode, candidate: Any, variant: int, context: SiteContext):
+        write = state_writes(fn, context.writer_names)[candidate]
+        statement = write.statement
+        if isinstance(statement, ast.AugAssign):
+            no_op = ast.Assign([statement.target], _as_load(statement.target))
+            replace_statement(fn, statement, [no_op])
+        elif write.kind == "value":
+            for hit in write.calls:
+                if hit.fields & context.invariant_fields:
+                    shadow_call(hit)
+        else:
+            replace_statement(fn, statement, [ast.Pass()])
+
+
+class ResetLeak(AstOperator):
+    """M-RESET: on a function of the reset path only, one reset step removed: an
+    assignment to an attribute or subscript, or a call statement (`self.bank.reset()`,
+    `self.items.clear()`); one occurrence per step."""
+
+    name = "M-RESET"
+    arm = Arm.CLOSED_WORLD
+    defect_class = DefectClass.RESET_LEAK
+
+    def candidates(self, fn: FunctionNode, context: SiteContext) -> list[Any]:
+        if not context.is_reset:
+            return []
+        steps = []
+        for stmt in own_statements(fn):
+            if isinstance(stmt, ast.Assign | ast.AugAssign | ast.AnnAssign):
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                if stmt.value is not None and any(
+                    isinstance(t, ast.Attribute | ast.Subscript) for t in targets
+                ):
+                    steps.append(stmt)
+            elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+                steps.append(stmt)
+        return steps
+
+    def transform(self, fn: FunctionNode, candidate: Any, variant: int, context: SiteContext):
+        replace_statement(fn, candidate, [ast.Pass()])
+
+
+CLOSED_WORLD_OPERATORS: tuple[AstOperator, ...] = (
+    PhantomEffect(),
+    UnenforcedPrecondition(),
+    IgnoredArgument(),
+    PartialEffect(),
+    InvariantBreak(),
+    ResetLeak(),
+)

@@ -1,0 +1,497 @@
+"""Mutation sites, the closed-world operators and the controls on the toy domain, in-memory
+application, and pair enumeration.
+
+Closed-world mutants must be reported by the reference checker, controls must not be, and
+nothing may touch the installed files.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import importlib
+import multiprocessing
+import sys
+import textwrap
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import pytest
+
+import toy_domain
+import toy_domain.bank as bank_module
+from harness.checker import ReferenceChecker, compile_target
+from harness.checker.verdicts import DefectClass, ToolReport
+from harness.mutation.apply import MutantCompileError, StaleMutant, applied, apply_in_memory
+from harness.mutation.closed_world import CLOSED_WORLD_OPERATORS, render
+from harness.mutation.controls import CONTROL_OPERATORS
+from harness.mutation.enumerate import enumerate_pairs
+from harness.mutation.model import Arm, Operator, Pair, SiteContext, sha256_text
+from harness.mutation.registry import OPERATORS, get_operator, register
+from harness.mutation.sites import (
+    function_source,
+    reset_sites,
+    site_context,
+    state_writes,
+    tool_sites,
+)
+from harness.targets.registry import load_target
+
+TARGET = load_target("toy_domain")
+ADAPTER = TARGET.adapter
+ROOT = Path(ADAPTER.source_root())
+TOOLS = ADAPTER.tool_names()
+CLOSED = [op.name for op in CLOSED_WORLD_OPERATORS]
+CONTROLS = [op.name for op in CONTROL_OPERATORS]
+PACKAGE_DIR = Path(toy_domain.__file__).resolve().parent
+
+
+def file_hashes() -> dict[str, str]:
+    return {
+        str(path.relative_to(PACKAGE_DIR)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(PACKAGE_DIR.rglob("*"))
+        if path.is_file() and "__pycache__" not in path.parts
+    }
+
+
+HASHES_AT_IMPORT = file_hashes()
+
+
+@pytest.fixture(scope="module")
+def all_pairs() -> list[Pair]:
+    return enumerate_pairs(TARGET, TOOLS, [*CLOSED, *CONTROLS])
+
+
+CHECKER = ReferenceChecker()
+COMPILED = compile_target(TARGET)  # contracts are not touched by mutants: compile them once
+
+
+def check(tool: str) -> ToolReport:
+    return CHECKER.check_tool(TARGET, COMPILED, tool)
+
+
+@functools.cache
+def baseline(tool: str) -> frozenset[tuple[str, DefectClass | None]]:
+    return frozenset((c.clause_id, c.defect_class) for c in check(tool).violations())
+
+
+def new_violations(pair: Pair) -> set[tuple[str, DefectClass | None]]:
+    """Clause violations of the pair's tool under the mutant that the original lacks."""
+    baseline_violations = baseline(pair.tool)
+    with applied(ADAPTER, pair.mutant):
+        report = check(pair.tool)
+    return {(c.clause_id, c.defect_class) for c in report.violations()} - baseline_violations
+
+
+def context(**fields: object) -> SiteContext:
+    base: dict[str, object] = {"tool": "t", "is_tool_function": True, "is_reset": False}
+    return SiteContext(**{**base, **fields})
+
+
+# --- sites -------------------------------------------------------------------------------------
+
+
+def test_transfer_reaches_its_helpers() -> None:
+    sites = tool_sites(ADAPTER, "transfer")
+    names = [s.qualname for s in sites]
+    assert names[0] == "transfer"
+    assert {"Bank._debit", "Bank._credit", "Bank._record_transfer", "Bank._touch"} <= set(names)
+    assert "Transfer.to_json" in names  # `record` is typed by _record_transfer's return
+    assert "Account.to_json" not in names  # never called by transfer
+    for site in sites:
+        assert site.file == "toy_domain/bank.py"
+        assert site.source_hash == sha256_text(function_source(site, ROOT))
+    text = function_source(sites[names.index("Bank._debit")], ROOT)
+    assert text.startswith("def _debit(self")  # dedented method text
+
+
+FIXTURE = """
+class Store:
+    def __init__(self) -> None:
+        self.items: dict[str, bool] = {}
+
+    def reserve(self, key: str) -> None:
+        self.items[key] = True
+
+
+def reserve(store: Store, key: str) -> str:
+    store.reserve(key)
+    return key
+
+
+def untyped(thing, key):
+    thing.reserve(key)
+
+
+def tool(store: Store, key: str) -> str:
+    untyped(store, key)
+    return reserve(store, key)
+"""
+
+
+class _FixtureAdapter:
+    def __init__(self, module: object, root: Path):
+        self.module, self.root = module, root
+
+    def tool_function(self, tool: str):
+        return getattr(self.module, tool)
+
+    def source_root(self) -> Path:
+        return self.root
+
+
+def test_same_name_at_two_places_gives_two_sites(tmp_path: Path, monkeypatch) -> None:
+    package = tmp_path / "dup_fixture_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "store.py").write_text(FIXTURE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        module = importlib.import_module("dup_fixture_pkg.store")
+        sites = tool_sites(_FixtureAdapter(module, tmp_path), "tool")  # type: ignore[arg-type]
+    finally:
+        for name in [n for n in sys.modules if n.startswith("dup_fixture_pkg")]:
+            del sys.modules[name]
+    by_name = {s.qualname: s for s in sites}
+    assert set(by_name) == {"tool", "untyped", "reserve", "Store.reserve"}
+    assert by_name["reserve"].start_line != by_name["Store.reserve"].start_line
+    assert len({(s.file, s.qualname, s.start_line) for s in sites}) == len(sites)
+    assert all(s.file == "dup_fixture_pkg/store.py" for s in sites)
+
+
+def test_reset_path_is_the_environment_reset_and_each_service_reset() -> None:
+    names = [s.qualname for s in reset_sites(ADAPTER)]
+    assert names[0] == "ToyEnvironment.reset"
+    assert {"Bank.reset", "Inventory.reset", "Calendar.reset"} <= set(names)
+
+
+def test_site_context_reads_contract_and_module() -> None:
+    contract = TARGET.contracts["transfer"]
+    sites = {s.qualname: s for s in tool_sites(ADAPTER, "transfer")}
+    own = site_context(ADAPTER, contract, sites["transfer"], "transfer")
+    helper = site_context(ADAPTER, contract, sites["Bank._debit"], "transfer")
+    assert own.is_tool_function and not helper.is_tool_function
+    assert own.injected == {"bank"}
+    assert own.effective_arguments == {"from_account", "to_account", "amount", "memo"}
+    assert own.invariant_fields == {"bank", "accounts"}
+    assert {"_debit", "_credit", "_record_transfer", "_touch"} <= own.writer_names
+    assert "to_json" not in own.writer_names and "get_balance" not in own.writer_names
+    bank_reset = next(s for s in reset_sites(ADAPTER) if s.qualname == "Bank.reset")
+    assert site_context(ADAPTER, contract, bank_reset, "transfer").is_reset
+    assert not own.is_reset
+
+
+def test_state_writes_through_aliases_helpers_and_in_place_calls() -> None:
+    source = textwrap.dedent(
+        """\
+        def f(svc, key, value):
+            local = []
+            local.append(value)
+            alias = svc.items[key]
+            alias.count += 1
+            svc.helper(key)
+            bisect.insort(svc.slots, value)
+            record = svc.log.pop()
+            return record
+        """
+    )
+    fn = ast.parse(source).body[0]
+    writes = state_writes(fn, {"helper"})  # type: ignore[arg-type]
+    assert [(w.statement.lineno, w.kind) for w in writes] == [
+        (5, "assign"),
+        (6, "call"),
+        (7, "call"),
+        (8, "value"),
+    ]
+
+
+# --- operators on sources with nesting -------------------------------------------------------
+
+NESTED = textwrap.dedent(
+    '''\
+    def apply_all(svc, items: list, limit: int = 3):
+        """Apply every item."""
+        # a comment that must survive
+        for item in items:
+            try:
+                with svc.lock:
+                    if item not in svc.known:
+                        raise KeyError(item)
+                    elif item == limit:
+                        raise ValueError("at the limit")
+                    svc.count += 1
+                    svc.seen.append(item)
+            finally:
+                svc.done = True
+        return svc.count
+    '''
+)
+
+
+def test_guards_and_writes_found_at_any_depth() -> None:
+    ctx = context(effective_arguments=frozenset({"items"}), invariant_fields=frozenset({"seen"}))
+    precond, phantom = get_operator("M-PRECOND"), get_operator("M-PHANTOM")
+    assert precond.occurrences(NESTED, ctx) == 4  # two guards (the elif too), two variants
+    assert get_operator("M-PARTIAL").occurrences(NESTED, ctx) == 3
+    assert get_operator("M-INVAR").occurrences(NESTED, ctx) == 1
+    assert phantom.occurrences(NESTED, ctx) == 1
+    for op in (precond, get_operator("M-PARTIAL"), phantom):
+        for occurrence in range(op.occurrences(NESTED, ctx)):
+            mutated = op.mutate(NESTED, ctx, occurrence)
+            compile(mutated, "<mutant>", "exec")
+            assert mutated != NESTED
+            assert "# a comment that must survive" in mutated
+            assert mutated.startswith('def apply_all(svc, items: list, limit: int = 3):\n    """')
+    negated = precond.mutate(NESTED, ctx, 3)  # the elif, negated in place
+    assert "elif not (item == limit):" in negated
+    phantom_text = phantom.mutate(NESTED, ctx, 0)
+    assert "svc.count += 1" not in phantom_text and "svc.done = True" not in phantom_text
+    assert "return svc.count" in phantom_text
+
+
+def test_ignored_argument_rebinds_after_the_last_guard_reading_it() -> None:
+    source = textwrap.dedent(
+        """\
+        def f(svc, name: str, owner: str, amount: int, note: str = "n"):
+            if amount <= 0:
+                raise ValueError("amount")
+            svc.put(name, owner, amount, note)
+            return name
+        """
+    )
+    ctx = context(
+        injected=frozenset({"svc"}),
+        effective_arguments=frozenset({"name", "amount", "note", "svc"}),
+    )
+    op = get_operator("M-IGNARG")
+    texts = [op.mutate(source, ctx, i) for i in range(op.occurrences(source, ctx))]
+    assert len(texts) == 3
+    assert texts[0].splitlines()[1] == "    name = owner"  # first other str parameter
+    assert texts[1].splitlines()[3] == "    amount = 1"  # after the guard that reads it
+    assert texts[2].splitlines()[1] == "    note = 'n'"  # its default
+
+
+def test_render_falls_back_to_a_full_rewrite_for_one_line_blocks() -> None:
+    source = "def f(x):\n    if x: raise ValueError('x')\n    return x\n"
+    fn = ast.parse(source).body[0]
+    fn.body[0].test = ast.UnaryOp(ast.Not(), fn.body[0].test)  # type: ignore[attr-defined]
+    out = render(source, fn)  # type: ignore[arg-type]
+    assert ast.dump(ast.parse(out).body[0]) == ast.dump(fn)
+
+
+def test_controls_keep_behaviour_on_an_example() -> None:
+    source = textwrap.dedent(
+        """\
+        def f(svc, count: int, label: str):
+            if count < 0:
+                raise ValueError(f"bad count {count}")
+            total = count + 1
+            svc.total = total
+            svc.count = count
+            svc.label = label + "!"
+            svc.twice = label + label
+            return total * 2
+        """
+    )
+    ctx = context()
+
+    def run(text: str) -> tuple[object, dict[str, object], str]:
+        namespace: dict[str, object] = {}
+        exec(text, namespace)
+        function = namespace["f"]
+        svc = type("Svc", (), {})()
+        result = function(svc, 4, "a")  # type: ignore[operator]
+        with pytest.raises(ValueError) as refused:
+            function(svc, -1, "a")  # type: ignore[operator]
+        return result, vars(svc), type(refused.value).__name__
+
+    expected = run(source)
+    for name in CONTROLS:
+        op = get_operator(name)
+        assert op.occurrences(source, ctx) >= 1, name
+        for occurrence in range(op.occurrences(source, ctx)):
+            assert run(op.mutate(source, ctx, occurrence)) == expected, (name, occurrence)
+    # `count < 0`, `count + 1` and `total * 2`; never the two string concatenations
+    assert get_operator("C-COMMUTE").occurrences(source, ctx) == 3
+
+
+# --- closed-world operators on the toy domain, graded by the reference checker ----------------
+
+
+@pytest.mark.parametrize(
+    ("operator", "tool", "site", "expected"),
+    [
+        ("M-PHANTOM", "transfer", "transfer", DefectClass.PHANTOM_EFFECT),
+        ("M-PRECOND", "deposit", "deposit", DefectClass.UNENFORCED_PRECONDITION),
+        ("M-IGNARG", "transfer", "transfer", DefectClass.IGNORED_ARGUMENT),
+        ("M-PARTIAL", "transfer", "transfer", DefectClass.PARTIAL_EFFECT),
+        ("M-INVAR", "reserve_item", "reserve_item", DefectClass.INVARIANT_BREAK),
+        ("M-RESET", "transfer", "Bank.reset", DefectClass.RESET_LEAK),
+    ],
+)
+def test_closed_world_mutant_is_detected_with_its_class(
+    all_pairs: list[Pair], operator: str, tool: str, site: str, expected: DefectClass
+) -> None:
+    pairs = [
+        p
+        for p in all_pairs
+        if p.mutant.operator == operator and p.tool == tool and p.mutant.site.qualname == site
+    ]
+    assert pairs, f"{operator} offers nothing on {site}"
+    for pair in pairs:
+        compile(pair.mutant.mutated_source, "<mutant>", "exec")
+    classes = set()
+    for pair in pairs:  # stop at the first mutant reported with the operator's class
+        found = {defect for _, defect in new_violations(pair)}
+        assert found, f"{pair.mutant.operator} #{pair.mutant.occurrence} on {tool} not detected"
+        classes |= found
+        if expected in classes:
+            break
+    assert expected in classes
+
+
+def test_every_closed_world_operator_yields_mutants_on_the_toy_domain(all_pairs) -> None:
+    by_operator = {name: [p for p in all_pairs if p.mutant.operator == name] for name in CLOSED}
+    assert all(by_operator.values()), {k: len(v) for k, v in by_operator.items()}
+    for pair in all_pairs:
+        closed = pair.mutant.defect_class is not None
+        assert pair.mutant.arm is (Arm.CLOSED_WORLD if closed else Arm.CONTROLS)
+
+
+# --- controls: no new violation on any of them --------------------------------------------------
+
+
+def _control_violations(pair: Pair) -> tuple[str, list[str]]:
+    return pair.id, sorted(f"{c}:{d}" for c, d in new_violations(pair))
+
+
+def test_no_control_is_reported(all_pairs: list[Pair]) -> None:
+    controls = [p for p in all_pairs if p.mutant.arm is Arm.CONTROLS]
+    assert {p.mutant.operator for p in controls} == set(CONTROLS)
+    for tool in TOOLS:
+        baseline(tool)  # computed once, inherited by the forked workers
+    # every control of the toy domain is checked; two forked workers keep the test short
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
+        results = dict(pool.map(_control_violations, controls))
+    flagged = {pair_id: found for pair_id, found in results.items() if found}
+    assert len(results) == len(controls)
+    assert not flagged
+
+
+# --- applying -------------------------------------------------------------------------------------
+
+
+def test_applied_rebinds_and_restores(all_pairs: list[Pair]) -> None:
+    tool_pair = next(p for p in all_pairs if p.mutant.site.qualname == "transfer")
+    method_pair = next(p for p in all_pairs if p.mutant.site.qualname == "Bank._debit")
+    original_tool = bank_module.transfer
+    original_method = vars(bank_module.Bank)["_debit"]
+    with applied(ADAPTER, tool_pair.mutant):
+        assert bank_module.transfer is not original_tool
+        assert ADAPTER.tool_function("transfer") is bank_module.transfer
+    with applied(ADAPTER, method_pair.mutant):
+        replaced = vars(bank_module.Bank)["_debit"]
+        assert replaced is not original_method
+        assert replaced.__qualname__ == "Bank._debit"
+    assert bank_module.transfer is original_tool
+    assert vars(bank_module.Bank)["_debit"] is original_method
+
+
+def _binding(module: str, qualname: str) -> object:
+    owner: object = importlib.import_module(module)
+    *path, name = qualname.split(".")
+    for part in path:
+        owner = getattr(owner, part)
+    return vars(owner)[name]
+
+
+def test_applying_every_mutant_writes_no_file_and_restores_every_binding(
+    all_pairs: list[Pair],
+) -> None:
+    before = file_hashes()
+    mutants = {p.mutant.id: p.mutant for p in all_pairs}.values()
+    sites = {(m.site.module, m.site.qualname) for m in mutants}
+    bound = {site: _binding(*site) for site in sites}
+    for mutant in mutants:
+        with applied(ADAPTER, mutant):
+            assert (
+                _binding(mutant.site.module, mutant.site.qualname)
+                is not bound[(mutant.site.module, mutant.site.qualname)]
+            )
+            env = ADAPTER.fresh()
+            ADAPTER.invoke(env, "get_balance", {"account_id": "acc-1"})
+            ADAPTER.reset(env)  # runs the reset-path mutants
+    assert {site: _binding(*site) for site in sites} == bound
+    mutant = next(m for m in mutants if m.site.qualname == "transfer")
+    original = bank_module.transfer
+    apply_in_memory(ADAPTER, mutant)  # the plain form leaves the mutant bound
+    try:
+        assert bank_module.transfer is not original
+    finally:
+        bank_module.transfer = original
+    assert file_hashes() == before
+
+
+def test_stale_source_hash_is_refused(all_pairs: list[Pair]) -> None:
+    mutant = all_pairs[0].mutant
+    stale_site = mutant.site.model_copy(update={"source_hash": "0" * 64})
+    with pytest.raises(StaleMutant, match="draw the mutants again"):
+        apply_in_memory(ADAPTER, mutant.model_copy(update={"site": stale_site}))
+
+
+def test_text_that_does_not_compile_is_a_compile_error(all_pairs: list[Pair]) -> None:
+    pair = next(p for p in all_pairs if p.mutant.site.qualname == "transfer")
+    broken = pair.mutant.model_copy(update={"mutated_source": "def transfer(:\n    pass\n"})
+    original = bank_module.transfer
+    with pytest.raises(MutantCompileError):
+        apply_in_memory(ADAPTER, broken)
+    assert bank_module.transfer is original
+
+
+# --- enumeration and the registry --------------------------------------------------------------
+
+
+def test_enumeration_is_deterministic_and_ids_follow_content(all_pairs: list[Pair]) -> None:
+    subset = ["transfer", "deposit"]
+    first = enumerate_pairs(TARGET, subset, [*CLOSED, *CONTROLS])
+    assert enumerate_pairs(TARGET, list(reversed(subset)), [*CLOSED, *CONTROLS]) == first
+    # a mutant's id does not depend on which other tools were enumerated with it
+    assert first == [p for p in all_pairs if p.tool in subset]
+    content: dict[str, tuple[str, str, str, str]] = {}
+    for pair in all_pairs:
+        m = pair.mutant
+        key = (m.site.file, m.site.qualname, m.operator, m.mutated_source)
+        assert content.setdefault(m.id, key) == key
+    assert len(set(content.values())) == len(content)  # one id per content
+    assert len({p.id for p in all_pairs}) == len(all_pairs)
+    shared = [p for p in all_pairs if p.mutant.site.qualname == "Bank._credit"]
+    tools_per_id: dict[str, set[str]] = {}
+    for pair in shared:
+        tools_per_id.setdefault(pair.mutant.id, set()).add(pair.tool)
+    assert {"deposit", "transfer"} in tools_per_id.values()  # one mutant, two pairs
+
+
+def test_diff_is_a_unified_diff_of_the_installed_file(all_pairs: list[Pair]) -> None:
+    for pair in all_pairs:
+        diff = pair.mutant.diff
+        assert diff.startswith("--- a/toy_domain/"), diff[:80]
+        lines = diff.splitlines()
+        assert lines[1].startswith("+++ b/toy_domain/")
+        assert any(line[:1] in {"-", "+"} for line in lines[2:])
+        assert all(line[:1] in {" ", "-", "+", "@"} for line in lines)
+
+
+def test_registry_names_and_errors() -> None:
+    assert set(CLOSED) == {"M-PHANTOM", "M-PRECOND", "M-IGNARG", "M-PARTIAL", "M-INVAR", "M-RESET"}
+    assert set(CONTROLS) == {"C-REORDER", "C-COMMUTE", "C-RENAME", "C-REWORD", "C-EXTRACT"}
+    assert all(isinstance(OPERATORS[name], Operator) for name in [*CLOSED, *CONTROLS])
+    with pytest.raises(KeyError, match=r"known operators: .*M-PHANTOM"):
+        get_operator("M-NOPE")
+    register(OPERATORS["M-PHANTOM"])  # the same object again is fine
+    with pytest.raises(ValueError, match="taken"):
+        register(type(OPERATORS["M-PHANTOM"])())
+
+
+def test_installed_files_unchanged_by_this_module() -> None:
+    assert file_hashes() == HASHES_AT_IMPORT

@@ -1,0 +1,339 @@
+"""The runner as users run it (`harness draw/freeze/run` in a project folder), with faults."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+import toy_domain
+from harness.execution.draw import Corpus, DrawnPair, write_corpus
+from harness.execution.ledger import LedgerRow, read_rows
+from harness.execution.plan import load_plan
+from harness.mutation.enumerate import unified_diff
+from harness.mutation.model import Arm, Mutant, mutant_id
+from harness.mutation.sites import tool_sites
+from harness.targets.registry import load_target
+
+SMALL_PLAN = """
+schema_version: 1
+name: {name}
+description: a small plan for tests
+seed: 7
+timeout_seconds: {timeout}
+liveness_probes_per_tool: 4
+arms:
+  - name: closed_world
+    kind: closed_world
+    target: toy_domain
+    tools: [deposit, transfer, reserve_item, release_reservation, update_item]
+    operators: [M-PHANTOM, M-PRECOND, M-IGNARG, M-PARTIAL]
+    draw_per_operator: {per_operator}
+"""
+
+
+def harness(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "harness", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def project(
+    tmp_path: Path, name: str = "small", timeout: float = 20, per_operator: int = 3
+) -> Path:
+    root = tmp_path / name
+    (root / "plans").mkdir(parents=True)
+    (root / "plans" / f"{name}.yaml").write_text(
+        SMALL_PLAN.format(name=name, timeout=timeout, per_operator=per_operator)
+    )
+    return root
+
+
+def drawn_and_frozen(root: Path, name: str = "small") -> None:
+    for command in ("draw", "freeze"):
+        done = harness(command, f"plans/{name}.yaml", cwd=root)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+def ledger(root: Path, name: str = "small") -> list[LedgerRow]:
+    (run,) = (root / "results" / name).iterdir()
+    return list(read_rows(run / "ledger.jsonl"))
+
+
+def comparable(rows: list[LedgerRow]) -> list[dict]:
+    return sorted((r.comparable() for r in rows), key=lambda r: r["pair_id"])
+
+
+def package_hashes() -> dict[str, str]:
+    folder = Path(toy_domain.__file__).parent
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+
+
+# --- faults -------------------------------------------------------------------------------
+
+FAULTS = {
+    "transfer": (
+        "timeout",
+        """
+        def transfer(bank, from_account, to_account, amount, memo=""):
+            while True:
+                pass
+    """,
+    ),
+    "deposit": (
+        "crash",
+        """
+        def deposit(bank, account_id, amount):
+            import os
+            os._exit(3)
+    """,
+    ),
+    "rename_meeting": (
+        "crash",
+        """
+        def rename_meeting(calendar, meeting_id, title):
+            raise SystemExit(4)
+    """,
+    ),
+    "restock": (
+        "detected",
+        """
+        def restock(inventory, sku, quantity):
+            raise MemoryError("mutant ran out")
+    """,
+    ),
+    "freeze_account": (
+        "detected",
+        """
+        def freeze_account(bank, account_id, reason):
+            return freeze_account(bank, account_id, reason)
+    """,
+    ),
+    "get_balance": (
+        "compile_error",
+        """
+        def get_balance(bank, account_id):
+            return bank.accounts[account_id].balance +
+    """,
+    ),
+    "update_item": (
+        "detected",
+        """
+        def update_item(inventory, sku, price=None, min_stock=None):
+            raise KeyboardInterrupt
+    """,
+    ),
+}
+
+
+def fault_corpus(root: Path) -> None:
+    plan = load_plan(root / "plans" / "small.yaml")
+    target = load_target("toy_domain")
+    version = target.adapter.version()
+    pairs = []
+    for tool, (_, source) in FAULTS.items():
+        site = next(s for s in tool_sites(target.adapter, tool) if s.qualname == tool)
+        text = textwrap.dedent(source).lstrip()
+        mutant = Mutant(
+            id=mutant_id(version, site, "FAULT", 0, text),
+            arm=Arm.CLOSED_WORLD,
+            operator="FAULT",
+            defect_class=None,
+            target="toy_domain",
+            target_version=version,
+            site=site,
+            occurrence=0,
+            mutated_source=text,
+            diff=unified_diff(site, text, target.adapter.source_root()),
+        )
+        pairs.append(
+            DrawnPair(pair_id=f"{mutant.id}:{tool}", arm="closed_world", tool=tool, mutant=mutant)
+        )
+    corpus = Corpus(
+        plan="small",
+        seed=plan.seed,
+        pairs=pairs,
+        liveness={"toy_domain": {tool: [] for tool in FAULTS}},
+    )
+    write_corpus(root / "mutants" / "small", plan, [], corpus)
+
+
+def test_faults_are_recorded_and_survived(tmp_path):
+    root = project(tmp_path, timeout=3)
+    fault_corpus(root)
+    assert harness("freeze", "plans/small.yaml", cwd=root).returncode == 0
+    done = harness("run", "plans/small.yaml", "--workers", "2", cwd=root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = {r.tool: r for r in ledger(root)}
+    assert {tool: row.status.value for tool, row in rows.items()} == {
+        tool: (expected if tool != "update_item" else "crash")
+        for tool, (expected, _) in FAULTS.items()
+    }
+    assert "exit code 3" in rows["deposit"].error
+    assert "SystemExit" in rows["rename_meeting"].error
+    assert "KeyboardInterrupt" in rows["update_item"].error
+    assert "killed after 3 s" in rows["transfer"].error
+    assert rows["transfer"].timing.seconds < 30
+
+
+# --- resume, determinism, the installed target -----------------------------------------------
+
+
+def test_killed_run_resumes_to_the_rows_of_an_uninterrupted_run(tmp_path):
+    before = package_hashes()
+    root = project(tmp_path, "small")
+    drawn_and_frozen(root)
+    twin = tmp_path / "twin"
+    shutil.copytree(root, twin)
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "harness", "run", "plans/small.yaml", "--workers", "1"],
+        cwd=root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    run_dirs = root / "results" / "small"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        files = list(run_dirs.glob("*/ledger.jsonl")) if run_dirs.exists() else []
+        if files and len(files[0].read_text().splitlines()) >= 3:
+            break
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    interrupted = len(ledger(root))
+    total = len(json.loads((root / "mutants/small/manifest.json").read_text())["pairs"])
+    assert 3 <= interrupted < total
+
+    resumed = harness("run", "plans/small.yaml", "--workers", "2", cwd=root)
+    assert resumed.returncode == 0, resumed.stderr
+    said = " ".join(resumed.stdout.split())  # rich may wrap the long run path anywhere
+    assert f"{total - interrupted} pairs scored now, {interrupted} already in the ledger" in said
+    assert harness("run", "plans/small.yaml", "--workers", "1", cwd=twin).returncode == 0
+
+    rows = ledger(root)
+    assert len(rows) == len({r.pair_id for r in rows}) == total
+    assert comparable(rows) == comparable(ledger(twin))
+    again = harness("run", "plans/small.yaml", cwd=root)
+    assert f"0 pairs scored now, {total} already" in " ".join(again.stdout.split())
+    assert comparable(ledger(root)) == comparable(rows)
+    assert package_hashes() == before
+
+
+def test_one_and_two_workers_give_identical_rows(tmp_path):
+    one = project(tmp_path / "a", per_operator=2)
+    drawn_and_frozen(one)
+    two = tmp_path / "b"
+    shutil.copytree(one, two)
+    assert harness("run", "plans/small.yaml", "--workers", "1", cwd=one).returncode == 0
+    assert harness("run", "plans/small.yaml", "--workers", "2", cwd=two).returncode == 0
+    first, second = ledger(one), ledger(two)
+    assert len(first) == 8
+    assert comparable(first) == comparable(second)
+    assert {r.status.value for r in first} <= {"detected", "missed"}
+
+
+# --- the freeze ------------------------------------------------------------------------------
+
+
+def test_run_refuses_a_changed_input_and_post_hoc_labels_rows(tmp_path):
+    root = project(tmp_path, per_operator=1)
+    drawn_and_frozen(root)
+    plan = root / "plans" / "small.yaml"
+    plan.write_text(plan.read_text().replace("a small plan", "a smaller plan"))
+    refused = harness("run", "plans/small.yaml", cwd=root)
+    assert refused.returncode == 2
+    assert "plans/small.yaml: plan: changed since freeze" in refused.stderr
+    assert "Traceback" not in refused.stderr and not (root / "results").exists()
+    diff = next((root / "mutants" / "small" / "diffs").iterdir())
+    diff.write_text(diff.read_text() + " ")
+    refused = harness("run", "plans/small.yaml", cwd=root)
+    assert f"mutants/small/diffs/{diff.name}: corpus: changed since freeze" in refused.stderr
+
+    post_hoc = harness("run", "plans/small.yaml", "--post-hoc", cwd=root)
+    assert post_hoc.returncode == 0, post_hoc.stderr
+    assert "POST HOC" in post_hoc.stdout
+    rows = ledger(root)
+    assert rows and all(r.post_hoc and r.freeze_id.startswith("posthoc-") for r in rows)
+
+
+def test_changed_contract_or_checker_is_named(tmp_path, monkeypatch):
+    """verify() names a changed contract and a changed checker file (copies, not the repo)."""
+    from harness.checker import ReferenceChecker
+    from harness.execution.freeze import verify
+    from harness.targets.toy import ToyAdapter
+
+    root = project(tmp_path, per_operator=1)
+    contracts = tmp_path / "contracts"
+    shutil.copytree(Path(toy_domain.__file__).parent / "contracts", contracts)
+    checker_copy = tmp_path / "checker"
+    shutil.copytree(
+        Path(sys.modules["harness.checker"].__file__).parent,
+        checker_copy,
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    monkeypatch.setattr(ToyAdapter, "contracts_dir", lambda self: contracts)
+    monkeypatch.setattr(
+        ReferenceChecker, "scope_files", lambda self: sorted(checker_copy.glob("*.py"))
+    )
+    drawn_and_frozen_in_process(root)
+    plan_path = root / "plans" / "small.yaml"
+    plan = load_plan(plan_path)
+    assert verify(plan_path, plan, root)[1] == []
+
+    transfer = contracts / "transfer.yaml"
+    transfer.write_text(transfer.read_text().replace("Transfer", "transfer", 1))
+    dynamic = checker_copy / "dynamic.py"
+    dynamic.write_text(dynamic.read_text() + "#")
+    problems = verify(plan_path, plan, root)[1]
+    named = {(p.where, p.file.rsplit("/", 1)[-1]) for p in problems}
+    assert ("contracts", "transfer.yaml") in named
+    assert ("checker_scope", "dynamic.py") in named
+
+
+def drawn_and_frozen_in_process(root: Path) -> None:
+    from harness.execution.draw import draw
+    from harness.execution.freeze import freeze
+
+    plan_path = root / "plans" / "small.yaml"
+    plan = load_plan(plan_path)
+    corpus = draw(plan, root)
+    freeze(plan_path, plan, root, [p.pair_id for p in corpus.pairs])
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda t: t.replace("seed: 7", "seed: seven"), "seed: Input should be a valid integer"),
+        (lambda t: t.replace("M-PHANTOM", "M-NOPE"), "unknown operator 'M-NOPE'"),
+        (lambda t: t.replace("kind: closed_world", "kind: closed"), "arms[closed_world].kind"),
+        (lambda t: t + "bogus: 1\n", "bogus"),
+    ],
+)
+def test_bad_plans_are_one_line_errors(tmp_path, edit, message):
+    root = project(tmp_path)
+    plan = root / "plans" / "small.yaml"
+    plan.write_text(edit(plan.read_text()))
+    done = harness("draw", "plans/small.yaml", cwd=root)
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (root / "mutants").exists()
