@@ -124,14 +124,18 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_draw(args: argparse.Namespace) -> int:
-    from harness.execution.draw import corpus_dir, draw
-    from harness.execution.freeze import read_record
+def _plan(args: argparse.Namespace):  # -> (plan path, Plan, project root)
     from harness.execution.plan import load_plan, project_root
 
     plan_path = Path(args.plan)
-    plan = load_plan(plan_path)
-    root = project_root(plan_path)
+    return plan_path, load_plan(plan_path), project_root(plan_path)
+
+
+def cmd_draw(args: argparse.Namespace) -> int:
+    from harness.execution.draw import corpus_dir, draw
+    from harness.execution.freeze import read_record
+
+    plan_path, plan, root = _plan(args)
     record = read_record(root, plan)
     exclude: set[str] = set()
     if record is not None:
@@ -162,11 +166,8 @@ def cmd_draw(args: argparse.Namespace) -> int:
 def cmd_freeze(args: argparse.Namespace) -> int:
     from harness.execution.draw import load_corpus
     from harness.execution.freeze import freeze, tag
-    from harness.execution.plan import load_plan, project_root
 
-    plan_path = Path(args.plan)
-    plan = load_plan(plan_path)
-    root = project_root(plan_path)
+    plan_path, plan, root = _plan(args)
     corpus = load_corpus(root, plan)
     record = freeze(plan_path, plan, root, [p.pair_id for p in corpus.pairs])
     console.print(

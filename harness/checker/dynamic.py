@@ -389,30 +389,12 @@ class ToolCheck:
         if not failed:
             return
         changes = _changes(run.pre, run.post, self.policy)
-        if changes:
-            # something happened, but not all of what the contract says: a partial effect
-            for cid in failed:
-                self.ledger.violate(
-                    cid,
-                    DefectClass.PARTIAL_EFFECT,
-                    Witness(
-                        probes=run.records(),
-                        state_diff=changes,
-                        detail=f"{cid} does not hold although the call changed the state"
-                        + (f" and {', '.join(held)} hold" if held else ""),
-                    ),
-                )
+        if changes:  # something happened, but not all the contract says
+            defect = DefectClass.PARTIAL_EFFECT
+            detail = "{cid} does not hold although the call changed the state"
         elif self.contract.success.biconditional:
-            for cid in failed:
-                self.ledger.violate(
-                    cid,
-                    DefectClass.PHANTOM_EFFECT,
-                    Witness(
-                        probes=run.records(),
-                        state_diff=changes,
-                        detail="success was signalled but the state did not change at all",
-                    ),
-                )
+            defect = DefectClass.PHANTOM_EFFECT
+            detail = "success was signalled but the state did not change at all ({cid})"
         else:
             for cid in failed:
                 self.ledger.cannot(
@@ -420,6 +402,13 @@ class ToolCheck:
                     UntestableReason.EFFECT_ABSENT_NOT_BICONDITIONAL,
                     "no effect happened; without a biconditional success signal that is allowed",
                 )
+            return
+        for cid in failed:
+            self.ledger.violate(
+                cid,
+                defect,
+                Witness(probes=run.records(), state_diff=changes, detail=detail.format(cid=cid)),
+            )
 
     def grade_frame(self, run: ProbeRun) -> None:
         for clause in self.contract.frame:

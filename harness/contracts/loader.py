@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from harness.contracts.model import Contract
 from harness.errors import Problem, UserError
+
+M = TypeVar("M", bound=BaseModel)
 
 _FIXES = {
     "missing": "add the field",
@@ -78,18 +80,26 @@ def read_yaml(path: Path) -> Any:
         ) from exc
 
 
-def load_contract(path: Path) -> Contract:
+def load_model(path: Path, model: type[M], first_field: str) -> M:
+    """Read a YAML mapping into `model`; every problem names the file and field."""
     data = read_yaml(path)
     if not isinstance(data, dict):
         raise UserError(
             Problem(
-                str(path), "<top>", "a contract must be a YAML mapping", "start with `tool: NAME`"
+                str(path),
+                "<top>",
+                f"a {model.__name__.lower()} must be a YAML mapping",
+                f"begin with `{first_field}: ...`",
             )
         )
     try:
-        return Contract.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         raise UserError(problems_from_validation(str(path), exc, data)) from exc
+
+
+def load_contract(path: Path) -> Contract:
+    return load_model(path, Contract, "tool")
 
 
 def contract_files(paths: Iterable[Path]) -> list[Path]:

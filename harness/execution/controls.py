@@ -13,10 +13,10 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from harness.checker.verdicts import DefectClass, Verdict
-from harness.contracts.loader import problems_from_validation, read_yaml
+from harness.contracts.loader import load_model
 from harness.contracts.model import ArgumentSpec, Contract
 from harness.errors import Problem, UserError
 from harness.mutation.model import Arm, Mutant, mutant_id
@@ -64,11 +64,7 @@ def load_control(root: Path, control_id: str) -> NegativeControl:
                 "write it or remove it from the plan's negative_controls",
             )
         )
-    data = read_yaml(path)
-    try:
-        control = NegativeControl.model_validate(data)
-    except ValidationError as exc:
-        raise UserError(problems_from_validation(str(path), exc, data)) from exc
+    control = load_model(path, NegativeControl, "id")
     if control.id != control_id:
         raise UserError(
             Problem(

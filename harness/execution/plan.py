@@ -8,10 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness.checker.verdicts import Verdict
-from harness.contracts.loader import problems_from_validation, read_yaml
+from harness.contracts.loader import load_model
 from harness.errors import Problem, UserError
 from harness.mutation.model import Arm
 
@@ -82,17 +82,7 @@ class Plan(_Strict):
 
 def load_plan(path: Path) -> Plan:
     """Read and validate a plan; every problem names the file and field."""
-    data = read_yaml(path)
-    if not isinstance(data, dict):
-        raise UserError(
-            Problem(
-                str(path), "<top>", "a plan must be a YAML mapping", "start with `name: PLAN_NAME`"
-            )
-        )
-    try:
-        plan = Plan.model_validate(data)
-    except ValidationError as exc:
-        raise UserError(problems_from_validation(str(path), exc, data)) from exc
+    plan = load_model(path, Plan, "name")
     if plan.name != path.stem:
         raise UserError(
             Problem(
