@@ -183,8 +183,9 @@ def cmd_freeze(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from harness.analysis import load_run_meta, main_tables
     from harness.execution.progress import RunProgress
-    from harness.execution.runner import execute, summary
+    from harness.execution.runner import execute
 
     progress = RunProgress(err_console)
     try:
@@ -193,39 +194,35 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     finally:
         progress.stop()
-    label = " (POST HOC)" if result.rows and result.rows[0].post_hoc else ""
+    label = " (POST HOC)" if any(r.post_hoc for r in result.rows) else ""
     console.print(
         f"{result.run_dir}: {result.scored} pairs scored now, "
         f"{result.skipped} already in the ledger{label}"
     )
-    table = Table(title=f"per-operator summary{label}")
-    columns = [
-        "arm",
-        "operator",
-        "n",
-        "detected",
-        "class_matched",
-        "missed",
-        "untestable",
-        "timeout",
-        "crash",
-        "compile_error",
-        "infra_error",
-        "recall",
-    ]
-    for column in columns:
-        table.add_column(column, justify="left" if column in ("arm", "operator") else "right")
-    for row in summary(result.rows):
-        recall = row["recall"]
-        table.add_row(
-            *[
-                (f"{recall:.3f}" if recall is not None else "-")
-                if c == "recall"
-                else str(row.get(c, 0))
-                for c in columns
-            ]
-        )
-    console.print(table)
+    for table in main_tables(result.rows, load_run_meta(result.run_dir)):
+        console.print(table)
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from harness.analysis import report
+
+    result = report(Path(args.run_dir), Path(args.out) if args.out else None)
+    for note in result.notes:
+        console.print(f"note: {note}")
+    console.print(
+        f"wrote {len(result.tables)} table files, "
+        + (f"{result.figure.name}, " if result.figure else "")
+        + f"{result.macros.name} and {result.mutation_report.name} under {result.out_dir}"
+    )
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from harness.analysis import compare, comparison_table
+    from harness.analysis.render import to_rich
+
+    console.print(to_rich(comparison_table(compare(Path(args.run_a), Path(args.run_b)))))
     return 0
 
 
@@ -289,6 +286,18 @@ def build_parser() -> argparse.ArgumentParser:
     publish_cmd = sub.add_parser("publish", help="copy a finished run into results/reference/")
     publish_cmd.add_argument("run_dir")
     publish_cmd.set_defaults(func=cmd_publish)
+
+    report_cmd = sub.add_parser("report", help="re-derive every table of a run from its ledger")
+    report_cmd.add_argument("run_dir")
+    report_cmd.add_argument("--out", help="folder for tables/, plot, macros (default: RUN_DIR)")
+    report_cmd.set_defaults(func=cmd_report)
+
+    compare_cmd = sub.add_parser(
+        "compare", help="two runs per operator; claims only where the bounds separate"
+    )
+    compare_cmd.add_argument("run_a")
+    compare_cmd.add_argument("run_b")
+    compare_cmd.set_defaults(func=cmd_compare)
 
     contracts = sub.add_parser("contracts", help="validate contracts, export their JSON Schema")
     csub = contracts.add_subparsers(dest="contracts_command", required=True)

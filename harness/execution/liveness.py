@@ -13,7 +13,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from harness.contracts.model import Contract
+from harness.contracts.model import ArgumentSpec, Contract
+from harness.contracts.predicate import Predicate, PredicateRuntimeError, compile_predicate
 from harness.targets.adapter import Adapter
 from harness.targets.equality import JSON, canonical_equal, diff, mask_state, parse_pattern
 
@@ -46,34 +47,49 @@ def _values(state: JSON) -> dict[str, list[JSON]]:
 def build_corpus(
     adapter: Adapter, contract: Contract, seed: int, size: int
 ) -> list[dict[str, JSON]]:
-    """`size` distinct argument assignments for one tool, seeded."""
+    """`size` distinct argument assignments for one tool, seeded: up to half of them legal
+    (every precondition true on a fresh state) so the tool's effects are exercised, the
+    rest illegal so its guards are. Random sampling plus the contract's preconditions;
+    nothing of the checker's probe search is used."""
     state = mask_state(adapter.snapshot(adapter.fresh()), _masks(adapter, contract))
     values = _values(state)
+    preconditions = [compile_predicate(c.predicate) for c in contract.preconditions]
     rng = random.Random(f"liveness:{seed}:{contract.tool}")
-    corpus: list[dict[str, JSON]] = []
+    legal: list[dict[str, JSON]] = []
+    illegal: list[dict[str, JSON]] = []
     seen: set[str] = set()
-    for _ in range(size * 20):
-        args = {}
-        for name, spec in contract.signature.items():
-            pool = list(spec.probe_values)
-            base = spec.base_type
-            pool += values.get(base, []) if base in values else []
-            if base == "bool":
-                pool += [True, False]
-            if base == "int":
-                pool += [0, 1, 5]
-            if spec.optional:
-                pool.append(spec.default)
-            if spec.nullable:
-                pool.append(None)
-            args[name] = rng.choice(pool) if pool else None
+    for _ in range(size * 50):
+        args = {name: _sample(rng, spec, values) for name, spec in contract.signature.items()}
         key = repr(sorted(args.items()))
-        if key not in seen:
-            seen.add(key)
-            corpus.append(args)
-        if len(corpus) == size:
+        if key in seen:
+            continue
+        seen.add(key)
+        (legal if _legal(preconditions, state, args) else illegal).append(args)
+        if len(legal) >= size and len(illegal) >= size:
             break
-    return corpus
+    half = min(len(legal), (size + 1) // 2)
+    return legal[:half] + illegal[: size - half]
+
+
+def _sample(rng: random.Random, spec: ArgumentSpec, values: dict[str, list[JSON]]) -> JSON:
+    pool = list(spec.probe_values)
+    pool += values.get(spec.base_type, [])
+    if spec.base_type == "bool":
+        pool += [True, False]
+    if spec.base_type == "int":
+        pool += [0, 1, 5]
+    if spec.optional:
+        pool.append(spec.default)
+    if spec.nullable:
+        pool.append(None)
+    return rng.choice(pool) if pool else None
+
+
+def _legal(preconditions: list[Predicate], state: JSON, args: dict[str, JSON]) -> bool:
+    try:
+        return all(p.holds({"pre": state, "args": args}) for p in preconditions)
+    except PredicateRuntimeError:
+        return False
 
 
 def _masks(adapter: Adapter, contract: Contract | None = None) -> list[tuple[str, ...]]:

@@ -364,27 +364,5 @@ def _schedule(
     return scored
 
 
-def summary(rows: list[LedgerRow]) -> list[dict[str, Any]]:
-    """Per arm and operator: counts by status and recall = detected / n (n excludes infra_error)."""
-    groups: dict[tuple[str, str], Counter[str]] = {}
-    for row in rows:
-        groups.setdefault((row.arm, row.operator), Counter())[row.status.value] += 1
-        if row.class_matched:
-            groups[(row.arm, row.operator)]["class_matched"] += 1
-    out = []
-    for (arm, operator), counts in sorted(groups.items()):
-        n = sum(counts[status.value] for status in PairStatus if status.in_denominator)
-        out.append(
-            {
-                "arm": arm,
-                "operator": operator,
-                "n": n,
-                **counts,
-                "recall": counts["detected"] / n if n else None,
-            }
-        )
-    return out
-
-
 if sys.platform == "win32":  # pragma: no cover - fork is required
     raise ImportError("the runner needs fork (Linux or macOS)")

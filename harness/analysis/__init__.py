@@ -1,0 +1,28 @@
+"""Scoring, statistics, tables, plots and comparison: from a run's ledger to the numbers a
+paper cites. Offline and deterministic; nothing here runs a checker or a mutant.
+
+  statistics       Wilson, ICC, design effect, evidence bounds (pure functions)
+  scoring          ledger rows → counts and rates per arm, operator, scope, tool
+  tables / render  tables as data; Markdown, LaTeX, CSV and rich renderers
+  macros           LaTeX macro names for every number
+  plots            the forest plot of per-operator recall
+  mutation_report  Stryker's mutation-testing-elements JSON
+  runs             reading run folders (run.json, ledger.jsonl, drawn corpus)
+  report, compare  the `harness report` and `harness compare` entry points
+"""
+
+from harness.analysis.compare import ComparisonResult, compare, comparison_table
+from harness.analysis.report import ReportResult, main_tables, report
+from harness.analysis.runs import RunMeta, load_run, load_run_meta
+
+__all__ = [
+    "ComparisonResult",
+    "ReportResult",
+    "RunMeta",
+    "compare",
+    "comparison_table",
+    "load_run",
+    "load_run_meta",
+    "main_tables",
+    "report",
+]

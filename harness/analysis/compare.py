@@ -1,0 +1,160 @@
+"""Two runs side by side per (arm, operator): detection rate, evidence bounds and Wilson
+intervals, and a directional claim only where the two runs' ranges separate.
+
+A run's range is [Wilson lower end of P/n, Wilson upper end of (P+U)/n] (both with the
+design effect over tools): it holds the evidence bounds and the sampling interval, so a
+claim needs both the undecided pairs and chance to be unable to explain the difference.
+Works for two freezes of one checker or two checkers on one plan. For control arms the rate
+is the false-positive rate: higher is worse.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.analysis.runs import RunMeta, load_run
+from harness.analysis.scoring import ALL, Counts, clusters_of, count, detected, scored
+from harness.analysis.statistics import (
+    Bounds,
+    Claim,
+    ClusteredInterval,
+    clustered_wilson,
+    compare_bounds,
+)
+from harness.analysis.tables import Column, Kind, Row, Table
+from harness.execution.ledger import LedgerRow
+
+
+@dataclass(frozen=True)
+class Side:
+    """One run's numbers for one (arm, operator)."""
+
+    counts: Counts
+    interval: ClusteredInterval  # of P/n
+    upper: ClusteredInterval  # of (P+U)/n
+
+    @property
+    def rate(self) -> float | None:
+        return self.counts.detected / self.counts.n if self.counts.n else None
+
+    @property
+    def range(self) -> Bounds:
+        return (self.interval.lo, self.upper.hi)
+
+
+def side(rows: Sequence[LedgerRow]) -> Side:
+    counts = count(rows)
+    clusters = clusters_of(scored(rows), detected)
+    return Side(
+        counts,
+        clustered_wilson(counts.detected, clusters),
+        clustered_wilson(counts.detected + counts.undecided, clusters),
+    )
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    arm: str
+    operator: str
+    a: Side | None
+    b: Side | None
+    claim: Claim
+
+
+@dataclass(frozen=True)
+class ComparisonResult:
+    a: RunMeta
+    b: RunMeta
+    rows: tuple[ComparisonRow, ...]
+
+    def claim(self, arm: str, operator: str) -> Claim:
+        for row in self.rows:
+            if (row.arm, row.operator) == (arm, operator):
+                return row.claim
+        raise KeyError((arm, operator))
+
+
+def _groups(rows: Sequence[LedgerRow]) -> dict[tuple[str, str], list[LedgerRow]]:
+    groups: dict[tuple[str, str], list[LedgerRow]] = defaultdict(list)
+    for row in rows:
+        groups[(row.arm, row.operator)].append(row)
+        groups[(row.arm, ALL)].append(row)
+    return groups
+
+
+def _order(key: tuple[str, str]) -> tuple[str, bool, str]:
+    return (key[0], key[1] == ALL, key[1])  # each arm's `all` row last
+
+
+def compare_rows(
+    rows_a: Sequence[LedgerRow], meta_a: RunMeta, rows_b: Sequence[LedgerRow], meta_b: RunMeta
+) -> ComparisonResult:
+    groups_a, groups_b = _groups(rows_a), _groups(rows_b)
+    out = []
+    for key in sorted(set(groups_a) | set(groups_b), key=_order):
+        a = side(groups_a[key]) if key in groups_a else None
+        b = side(groups_b[key]) if key in groups_b else None
+        claim: Claim = "?"
+        if a is not None and b is not None and a.counts.n and b.counts.n:
+            claim = compare_bounds(a.range, b.range)
+        out.append(ComparisonRow(key[0], key[1], a, b, claim))
+    return ComparisonResult(meta_a, meta_b, tuple(out))
+
+
+def compare(run_a: Path, run_b: Path) -> ComparisonResult:
+    meta_a, rows_a = load_run(run_a)
+    meta_b, rows_b = load_run(run_b)
+    return compare_rows(rows_a, meta_a, rows_b, meta_b)
+
+
+def _label(meta: RunMeta) -> str:
+    checker = f", checker {meta.checker}" if meta.checker else ""
+    return f"{meta.plan}/{meta.run}{checker}"
+
+
+def comparison_table(result: ComparisonResult) -> Table:
+    """One table; render it with `harness.analysis.render` (markdown, LaTeX, CSV, rich)."""
+    columns: list[Column] = [
+        Column("arm", "arm", Kind.TEXT),
+        Column("operator", "operator", Kind.TEXT),
+    ]
+    for name in ("A", "B"):
+        low = name.lower()
+        columns += [
+            Column(f"{name} n", f"{low}_n", Kind.INT),
+            Column(f"{name} detected", f"{low}_detected", Kind.INT),
+            Column(f"{name} rate", f"{low}_rate", Kind.FLOAT),
+            Column(f"{name} evidence", f"{low}_evidence", Kind.INTERVAL),
+            Column(f"{name} 95% CI (deff)", f"{low}_ci", Kind.INTERVAL),
+        ]
+    columns.append(Column("claim", "claim", Kind.TEXT))
+    arms = sorted({r.arm for r in result.rows})
+    rows = []
+    for r in result.rows:
+        cells: list[int | float | str | tuple[float, float] | None] = [r.arm, r.operator]
+        for s in (r.a, r.b):
+            if s is None:
+                cells += [None] * 5
+            else:
+                ci = (s.interval.lo, s.interval.hi)
+                cells += [s.counts.n, s.counts.detected, s.rate, s.counts.evidence, ci]
+        cells.append(r.claim)
+        post_hoc = any(s is not None and s.counts.post_hoc for s in (r.a, r.b))
+        rows.append(Row(tuple(cells), post_hoc=post_hoc, section=arms.index(r.arm)))
+    return Table(
+        "comparison",
+        f"Comparison of A = {_label(result.a)} and B = {_label(result.b)}",
+        f"A {result.a.freeze_id}, B {result.b.freeze_id}",
+        tuple(columns),
+        tuple(rows),
+        notes=(
+            "rate = detected / n (for control arms: the false-positive rate, lower is better).",
+            "claim A>B only if A's Wilson lower end of P/n exceeds B's Wilson upper end of "
+            "(P+U)/n (design effect over tools, so the evidence bounds separate too); "
+            "? otherwise.",
+        ),
+        run_post_hoc=result.a.post_hoc or result.b.post_hoc,
+    )
