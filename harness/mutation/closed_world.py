@@ -8,7 +8,8 @@ signature, name, decorators, docstring and comments of the rest stay byte-identi
 mutant's diff shows only its change.
 
 What counts as a state write, a guard or a fresh local is defined once, in
-`harness.mutation.sites`.
+`harness.mutation.sites`; writes of volatile state only (`SiteContext.volatile_fields`) are
+not state writes for M-PHANTOM, M-PARTIAL and M-INVAR (see `context_writes`).
 """
 
 from __future__ import annotations
@@ -344,6 +345,14 @@ def _as_load(expr: ast.expr) -> ast.expr:
     return copied
 
 
+def context_writes(fn: FunctionNode, context: SiteContext) -> list[StateWrite]:
+    """The function's state writes as the operators see them: calls of the context's
+    writers count, and writes of volatile fields only do not (a helper that only writes
+    volatile fields, like a clock stamp, is not among the writers either), since every
+    comparison masks volatile paths and removing such a write changes nothing observable."""
+    return state_writes(fn, context.writer_names, context.volatile_fields)
+
+
 # --- the six closed-world operators -------------------------------------------------------------
 
 
@@ -366,13 +375,13 @@ class PhantomEffect(AstOperator):
     defect_class = DefectClass.PHANTOM_EFFECT
 
     def candidates(self, fn: FunctionNode, context: SiteContext) -> list[Any]:
-        writes = state_writes(fn, context.writer_names)
+        writes = context_writes(fn, context)
         if writes and (context.is_tool_function or returns_value(fn)):
             return [None]
         return []
 
     def transform(self, fn: FunctionNode, candidate: Any, variant: int, context: SiteContext):
-        writes = state_writes(fn, context.writer_names)
+        writes = context_writes(fn, context)
         for write in writes:
             if write.kind != "value":
                 replace_statement(fn, write.statement, [ast.Pass()])
@@ -537,18 +546,19 @@ def _guards_in(stmt: ast.stmt) -> list[ast.If]:
 
 class PartialEffect(AstOperator):
     """M-PARTIAL: in a function with two or more state writes (writer-helper calls
-    included), one of them removed (see `neutralize`); one occurrence per write."""
+    included, writes of volatile state only not: see `context_writes`), one of them removed
+    (see `neutralize`); one occurrence per write."""
 
     name = "M-PARTIAL"
     arm = Arm.CLOSED_WORLD
     defect_class = DefectClass.PARTIAL_EFFECT
 
     def candidates(self, fn: FunctionNode, context: SiteContext) -> list[Any]:
-        writes = state_writes(fn, context.writer_names)
+        writes = context_writes(fn, context)
         return list(range(len(writes))) if len(writes) >= 2 else []
 
     def transform(self, fn: FunctionNode, candidate: Any, variant: int, context: SiteContext):
-        neutralize(fn, state_writes(fn, context.writer_names)[candidate])
+        neutralize(fn, context_writes(fn, context)[candidate])
 
 
 class InvariantBreak(AstOperator):
@@ -564,12 +574,12 @@ class InvariantBreak(AstOperator):
     def candidates(self, fn: FunctionNode, context: SiteContext) -> list[Any]:
         return [
             index
-            for index, write in enumerate(state_writes(fn, context.writer_names))
+            for index, write in enumerate(context_writes(fn, context))
             if write.fields & context.invariant_fields
         ]
 
     def transform(self, fn: FunctionNode, candidate: Any, variant: int, context: SiteContext):
-        write = state_writes(fn, context.writer_names)[candidate]
+        write = context_writes(fn, context)[candidate]
         statement = write.statement
         if isinstance(statement, ast.AugAssign):
             no_op = ast.Assign([statement.target], _as_load(statement.target))

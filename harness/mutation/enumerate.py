@@ -20,11 +20,15 @@ from harness.mutation.model import (
 )
 from harness.mutation.registry import get_operator
 from harness.mutation.sites import (
+    changed_statements,
     function_source,
     reset_sites,
+    restored_fields,
     site_context,
     site_key,
     tool_sites,
+    volatile_fields,
+    written_fields,
 )
 from harness.targets.registry import Target
 
@@ -114,6 +118,9 @@ class _Offers:
         self._sources: dict[tuple[str, str, int], str] = {}
         self._texts: dict[tuple[str, tuple[str, str, int], str], list[str]] = {}
         self._contexts: dict[tuple[str, tuple[str, str, int]], SiteContext] = {}
+        self._volatile: dict[str, frozenset[str]] = {}
+        self._written: dict[str, frozenset[str]] = {}
+        self._restored: dict[tuple[tuple[str, str, int], str], frozenset[str] | None] = {}
 
     def sites(self, tool: str) -> list[FunctionSite]:
         if tool not in self._sites:
@@ -154,6 +161,40 @@ class _Offers:
             ]
         return self._texts[key]
 
+    def volatile(self, tool: str) -> frozenset[str]:
+        if tool not in self._volatile:
+            self._volatile[tool] = volatile_fields(self.adapter, self.target.contracts.get(tool))
+        return self._volatile[tool]
+
+    def written(self, tool: str) -> frozenset[str]:
+        """W of `tool` (see `written_fields`)."""
+        if tool not in self._written:
+            self._written[tool] = written_fields(self.adapter, tool, self.volatile(tool))
+        return self._written[tool]
+
+    def restored(self, site: FunctionSite, mutated: str) -> frozenset[str] | None:
+        """R of a reset-path change: what the statements it removes or changes restore;
+        None when that is unknown (the text does not parse, or no field can be named)."""
+        key = (site_key(site), mutated)
+        if key not in self._restored:
+            changed = changed_statements(self.source(site), mutated)
+            fields = None if changed is None else restored_fields(self.adapter, site, changed)
+            self._restored[key] = fields or None
+        return self._restored[key]
+
+    def leaks_into(self, tool: str, site: FunctionSite, operator: Operator, mutated: str) -> bool:
+        """Whether a pair (this change, `tool`) can be revealed as far as the reset-path
+        rule can tell (see `enumerate_pairs`); True for every other pair."""
+        if operator.defect_class is not DefectClass.RESET_LEAK:
+            return True
+        key = site_key(site)
+        if key not in self.reset_keys or any(site_key(s) == key for s in self.sites(tool)):
+            return True  # not a reset-path site, or one the tool's own call reaches
+        restored = self.restored(site, mutated)
+        if restored is None:
+            return True
+        return bool((restored & self.written(tool)) - self.volatile(tool))
+
     def canonical_occurrence(
         self, tool: str, site: FunctionSite, operator: Operator, mutated: str, occurrence: int
     ) -> int:
@@ -180,6 +221,28 @@ def enumerate_pairs(
     A change to a function shared by several tools is one mutant (same id), paired with
     each tool; its occurrence number is the one the first tool of the target offering that
     text gives it (`_Offers.canonical_occurrence`).
+
+    Reset-path rule. A reset-leak change to a reset-path function that the tool's own call
+    does not reach is paired with the tool only when the tool's call can leave behind state
+    the changed statements restore:
+    - R = the fields the statements the change removes or changes restore
+      (`restored_fields`): for `self.F = ...`, {F}; for a mutating call
+      `self.items.clear()`, {items}; for a call of a target function
+      (`self.inventory.reset()`, `self._reset_x()`, resolved as `tool_sites` resolves
+      calls), every field a state write of that function, or of anything it reaches,
+      writes;
+    - W = every field (attribute name or constant key) written by a state write of the
+      tool's function or any function it reaches (`written_fields`): the fields along its
+      target (`self.accounts[k].balance -= x` writes {accounts, balance}), plus what holds
+      the written object (`account.frozen = True` with `account = bank.accounts[k]`, or
+      with `account: Account` and `accounts: dict[str, Account]`, also writes {accounts});
+    - V = the tool's volatile fields (`volatile_fields`: adapter and contract);
+    - pair iff (R & W) - V is not empty. Writes of volatile fields only are not in W: a
+      leak of volatile state is masked by every comparison (so removing
+      `self.last_activity = ...` pairs with no tool).
+    When R is unknown (the mutated text does not parse, or the changed statements name no
+    field, e.g. a call outside the target), the change is paired with every tool, as other
+    operators' changes are. Which tools are paired never changes a mutant's id.
     """
     adapter = target.adapter
     version = adapter.version()
@@ -197,6 +260,8 @@ def enumerate_pairs(
                     continue
                 for occurrence, mutated in enumerate(offers.texts(tool, site, operator)):
                     if _unchanged(source, mutated):
+                        continue
+                    if not offers.leaks_into(tool, site, operator, mutated):
                         continue
                     key = (site_key(site), operator.name, mutated)
                     if key not in built:

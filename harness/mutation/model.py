@@ -51,7 +51,20 @@ class SiteContext(_Frozen):
         default=frozenset(), description="Attribute/key names the contract's invariants read"
     )
     writer_names: frozenset[str] = Field(
-        default=frozenset(), description="Functions/methods of the module that write state"
+        default=frozenset(),
+        description=(
+            "Functions/methods of the module that write state that is not volatile, directly "
+            "or through another writer (a helper that only writes volatile fields is not one)"
+        ),
+    )
+    volatile_fields: frozenset[str] = Field(
+        default=frozenset(),
+        description=(
+            "The last attribute/key name of each volatile path pattern of the adapter and of "
+            "the tool's contract (`bank.last_activity` -> `last_activity`; trailing `*` and "
+            "`{args.x}` segments are skipped). Every comparison masks these paths, so a state "
+            "write whose written fields all lie among them is not an effect"
+        ),
     )
 
 

@@ -18,7 +18,12 @@ Call resolution, from a site's body, transitively:
 Functions passed as values (callbacks, `map(f, ...)`) are not followed.
 
 The state-write analysis (`state_writes`) is shared by the operators and by
-`SiteContext.writer_names`, so "what counts as a write" has one definition.
+`SiteContext.writer_names`, so "what counts as a write" has one definition. A write whose
+written fields are all volatile (`SiteContext.volatile_fields`: masked by every comparison)
+is not a write, and a helper whose only writes are volatile is not a writer.
+
+Reset-path pairing (`written_fields`, `restored_fields`, `changed_statements`): which
+fields a tool's call can leave behind, and which fields a reset step restores.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from harness.contracts.model import Contract
 from harness.contracts.predicate import compile_predicate
 from harness.mutation.model import FunctionSite, SiteContext, sha256_text
 from harness.targets.adapter import Adapter
+from harness.targets.equality import parse_pattern
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
@@ -852,9 +858,26 @@ def _write_calls(
     return found
 
 
-def state_writes(fn: FunctionNode, writer_names: Iterable[str] = ()) -> list[StateWrite]:
-    """The function's state-write statements at any depth, in source order."""
+def only_volatile(write: StateWrite, volatile_fields: frozenset[str]) -> bool:
+    """Whether everything `write` writes is volatile: its assigned fields (for an
+    assignment) and the fields of each of its write calls are non-empty subsets of
+    `volatile_fields`. A writer-helper call names no fields, so it never is (whether the
+    helper itself only writes volatile state is decided by leaving it out of the writers)."""
+    if not volatile_fields:
+        return False
+    parts = [hit.fields for hit in write.calls]
+    if write.kind == "assign":
+        parts.append(write.fields)
+    return all(part and part <= volatile_fields for part in parts)
+
+
+def state_writes(
+    fn: FunctionNode, writer_names: Iterable[str] = (), volatile_fields: Iterable[str] = ()
+) -> list[StateWrite]:
+    """The function's state-write statements at any depth, in source order; those that
+    write only `volatile_fields` (see `only_volatile`) left out."""
     writers = frozenset(writer_names)
+    volatile = frozenset(volatile_fields)
     fresh = fresh_locals(fn)
     out: list[StateWrite] = []
     for stmt in own_statements(fn):
@@ -882,7 +905,7 @@ def state_writes(fn: FunctionNode, writer_names: Iterable[str] = ()) -> list[Sta
         elif calls:
             fields = frozenset().union(*(c.fields for c in calls))
             out.append(StateWrite(stmt, "value", tuple(calls), fields))
-    return out
+    return [write for write in out if not only_volatile(write, volatile)]
 
 
 def is_guard(stmt: ast.stmt) -> bool:
@@ -905,17 +928,19 @@ def returns_value(fn: FunctionNode) -> bool:
 # --- site context ------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=64)
-def _module_writers(package: _Package, module: str) -> frozenset[str]:
-    """Names of the module's functions and methods that write state, directly or by calling
-    another writer of the module (to a fixpoint)."""
+@functools.lru_cache(maxsize=256)
+def _module_writers(
+    package: _Package, module: str, volatile: frozenset[str] = frozenset()
+) -> frozenset[str]:
+    """Names of the module's functions and methods that write state that is not volatile,
+    directly or by calling another writer of the module (to a fixpoint)."""
     entries = package.modules[module].entries
-    writers = {f.name for f in entries if state_writes(f.node)}
+    writers = {f.name for f in entries if state_writes(f.node, (), volatile)}
     changed = True
     while changed:
         changed = False
         for entry in entries:
-            if entry.name not in writers and state_writes(entry.node, writers):
+            if entry.name not in writers and state_writes(entry.node, writers, volatile):
                 writers.add(entry.name)
                 changed = True
     return frozenset(writers)
@@ -927,6 +952,21 @@ def invariant_fields(contract: Contract) -> frozenset[str]:
     for clause in contract.invariants:
         for _root, path in compile_predicate(clause.predicate).paths_read:
             fields.update(segment for segment in path if segment != "*")
+    return frozenset(fields)
+
+
+def volatile_fields(adapter: Adapter, contract: Contract | None) -> frozenset[str]:
+    """The last attribute/key name of each volatile path pattern of the adapter and of the
+    contract (`bank.last_activity` -> `last_activity`). Trailing wildcard (`*`) and argument
+    (`{args.x}`) segments are skipped: `rooms.*` masks everything under `rooms`."""
+    patterns = list(getattr(adapter, "volatile_paths", list)())
+    if contract is not None:
+        patterns.extend(contract.volatile)
+    fields: set[str] = set()
+    for pattern in dict.fromkeys(patterns):
+        named = [s for s in parse_pattern(pattern) if s != "*" and not s.startswith("{")]
+        if named:
+            fields.add(named[-1])
     return frozenset(fields)
 
 
@@ -954,7 +994,10 @@ def site_context(
             name for name, spec in target_contract.signature.items() if spec.effective
         )
         fields = invariant_fields(target_contract)
-    writers = _module_writers(package, site.module) if site.module in package.modules else None
+    volatile = volatile_fields(adapter, target_contract)
+    writers = (
+        _module_writers(package, site.module, volatile) if site.module in package.modules else None
+    )
     return SiteContext(
         tool=tool,
         is_tool_function=(
@@ -965,6 +1008,7 @@ def site_context(
         effective_arguments=effective,
         invariant_fields=fields,
         writer_names=writers or frozenset(),
+        volatile_fields=volatile,
     )
 
 
@@ -974,3 +1018,216 @@ def parse_function(source: str) -> FunctionNode:
     if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef | ast.AsyncFunctionDef):
         raise ValueError("a site's source must hold exactly one function definition")
     return tree.body[0]
+
+
+# --- reset-path pairing: what a tool can leave behind, what a reset step restores -----------
+
+_BLOCK_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+
+
+def _header_nodes(stmt: ast.stmt) -> Iterator[ast.AST]:
+    """The nodes of `stmt` outside its nested blocks (a simple statement: all of them)."""
+    for name, value in ast.iter_fields(stmt):
+        if name in _BLOCK_FIELDS:
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, ast.AST):
+                yield from own_nodes(item)
+
+
+def _flat_targets(targets: Iterable[ast.expr]) -> Iterator[ast.expr]:
+    for target in targets:
+        if isinstance(target, ast.Tuple | ast.List):
+            yield from _flat_targets(target.elts)
+        elif isinstance(target, ast.Starred):
+            yield from _flat_targets([target.value])
+        else:
+            yield target
+
+
+def _assigned_targets(stmt: ast.stmt) -> list[ast.expr]:
+    if isinstance(stmt, ast.Assign | ast.Delete):
+        return list(_flat_targets(stmt.targets))
+    if isinstance(stmt, ast.AugAssign) or (
+        isinstance(stmt, ast.AnnAssign) and stmt.value is not None
+    ):
+        return list(_flat_targets([stmt.target]))
+    return []
+
+
+def _alias_values(fn: FunctionNode) -> dict[str, list[ast.expr]]:
+    """Local name -> the expressions it is bound to as a plain name: `x = e`, `x: T = e`,
+    `for x in e`, `with e as x`, `(x := e)` (what a write through `x` may reach)."""
+    found: dict[str, list[ast.expr]] = {}
+
+    def bind(target: ast.expr, value: ast.expr) -> None:
+        for name in _bound_names(target):
+            found.setdefault(name.id, []).append(value)
+
+    for stmt in own_statements(fn):
+        for node in own_nodes(stmt):
+            if node is not stmt and isinstance(node, ast.stmt):
+                continue
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    bind(target, node.value)
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                bind(node.target, node.value)
+            elif isinstance(node, ast.For | ast.AsyncFor):
+                bind(node.target, node.iter)
+            elif isinstance(node, ast.With | ast.AsyncWith):
+                for item in node.items:
+                    if item.optional_vars is not None:
+                        bind(item.optional_vars, item.context_expr)
+            elif isinstance(node, ast.NamedExpr):
+                bind(node.target, node.value)
+    return found
+
+
+def _alias_fields(name: str, aliases: dict[str, list[ast.expr]]) -> frozenset[str]:
+    """Fields along every expression the local `name` is bound to, through chains of
+    locals (`item = inventory.items[sku]` -> {items})."""
+    found: set[str] = set()
+    seen = {name}
+    queue = [name]
+    while queue:
+        for value in aliases.get(queue.pop(), []):
+            found |= chain_fields(value)
+            root = root_name(value)
+            if root is not None and root not in seen:
+                seen.add(root)
+                queue.append(root)
+    return frozenset(found)
+
+
+@functools.lru_cache(maxsize=16)
+def _holders(package: _Package) -> dict[int, frozenset[str]]:
+    """id(class) -> names of the package's class attributes whose annotation names that
+    class or one of its bases anywhere (`accounts: dict[str, Account]` holds Account)."""
+    direct: dict[int, set[str]] = {}
+    classes = [c for m in package.modules.values() for c in m.classes.values()]
+    for owner in classes:
+        for attribute, annotation in owner.attributes.items():
+            for node in ast.walk(annotation):
+                if isinstance(node, ast.Name | ast.Attribute | ast.Constant):
+                    held = package.class_of(node, owner.module)
+                    if held is not None:
+                        direct.setdefault(id(held), set()).add(attribute)
+    return {
+        id(cls): frozenset().union(*(direct.get(id(a), set()) for a in package.ancestors(cls)))
+        for cls in classes
+    }
+
+
+def _written_expressions(write: StateWrite, fresh: frozenset[str]) -> list[ast.expr]:
+    """What `write` changes: its assigned targets and the objects its write calls change."""
+    exprs = [t for t in _assigned_targets(write.statement) if _is_state_target(t, fresh)]
+    for hit in write.calls:
+        if hit.kind == "in_place":
+            exprs.append(hit.call.args[0])
+        elif isinstance(hit.call.func, ast.Attribute):
+            exprs.append(hit.call.func.value)
+    return exprs
+
+
+def _function_writes(
+    package: _Package, function: _Function, volatile: frozenset[str]
+) -> frozenset[str]:
+    """The fields one function's non-volatile state writes write, with the attributes that
+    hold what they write (see `written_fields`)."""
+    writers = (
+        _module_writers(package, function.module, volatile)
+        if function.module in package.modules
+        else frozenset()
+    )
+    writes = state_writes(function.node, writers, volatile)
+    if not writes:
+        return frozenset()
+    fresh = fresh_locals(function.node)
+    aliases = _alias_values(function.node)
+    resolver = _Resolver(package, function)
+    holders = _holders(package)
+    found: set[str] = set()
+    for write in writes:
+        found |= write.fields
+        for expr in _written_expressions(write, fresh):
+            found |= chain_fields(expr)
+            root = root_name(expr)
+            if root is None:
+                continue
+            found |= _alias_fields(root, aliases)
+            cls = resolver.class_of(ast.Name(root, ast.Load()))
+            if cls is not None:
+                found |= holders.get(id(cls), frozenset())
+    return frozenset(found)
+
+
+def written_fields(adapter: Adapter, tool: str, volatile: Iterable[str] = ()) -> frozenset[str]:
+    """W: every field (attribute name or constant key) a state write of the tool's call may
+    write, over the tool's function and every function it reaches (`tool_sites`). A write
+    `self.accounts[k].balance -= x` writes {accounts, balance}; `self.transfers.append(r)`
+    writes {transfers}; `account.frozen = True` also writes what holds `account`: the fields
+    of the expressions the local is bound to (`account = bank.accounts[k]` -> accounts) and
+    the class attributes annotated with its class (`accounts: dict[str, Account]`). Writes
+    of `volatile` fields only, and calls of helpers that write nothing else, are left out."""
+    package, entry = _tool_entry(adapter, tool)
+    frozen = frozenset(volatile)
+    return frozenset().union(
+        *(_function_writes(package, f, frozen) for f in _closure(package, entry))
+    )
+
+
+def changed_statements(source: str, mutated: str) -> list[ast.stmt] | None:
+    """The statements of `source` (one def, any depth) that `mutated` removes or changes,
+    in source order: those whose AST is not matched by one of the mutated function. A
+    compound statement whose block changed is among them. None when `mutated` does not
+    parse."""
+    try:
+        after = parse_function(mutated)
+    except (SyntaxError, ValueError):
+        return None
+    remaining: dict[str, int] = {}
+    for stmt in own_statements(after):
+        key = ast.dump(stmt)
+        remaining[key] = remaining.get(key, 0) + 1
+    changed = []
+    for stmt in own_statements(parse_function(source)):
+        key = ast.dump(stmt)
+        if remaining.get(key, 0):
+            remaining[key] -= 1
+        else:
+            changed.append(stmt)
+    return changed
+
+
+def restored_fields(
+    adapter: Adapter, site: FunctionSite, statements: Iterable[ast.stmt]
+) -> frozenset[str]:
+    """R: the fields that `statements` (of the site's function, e.g. `changed_statements`)
+    restore. An assignment `self.F = ...` restores its target's fields ({F}); a mutating
+    call `self.items.clear()` its receiver's; a call of a target function
+    (`self.inventory.reset()`, `self._reset_x()`, resolved as `tool_sites` resolves calls)
+    every field a state write of that function, or of anything it reaches, writes. Only the
+    header of a compound statement is read (its blocks are statements of their own)."""
+    package = _package_of(site.module, adapter)
+    function = package.function_at(site.module, site.qualname, site.start_line)
+    resolver = _Resolver(package, function) if function is not None else None
+    found: set[str] = set()
+    callees: dict[int, _Function] = {}
+    for stmt in statements:
+        for target in _assigned_targets(stmt):
+            if isinstance(target, ast.Attribute | ast.Subscript):
+                found |= chain_fields(target)
+        for node in _header_nodes(stmt):
+            if not isinstance(node, ast.Call):
+                continue
+            hit = write_call(node, frozenset(), frozenset())
+            if hit is not None:
+                found |= hit.fields
+            for callee in resolver.resolve(node) if resolver is not None else []:
+                for reached in _closure(package, callee):
+                    callees[id(reached)] = reached
+    for reached in callees.values():
+        for write in state_writes(reached.node):
+            found |= write.fields
+    return frozenset(found)
