@@ -118,8 +118,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_schema(args: argparse.Namespace) -> int:
     from harness.contracts.model import Contract
+    from harness.execution.plan import Plan
 
-    payload = json.dumps(Contract.model_json_schema(), indent=2, sort_keys=True)
+    model = Plan if args.command == "plan" else Contract
+    payload = json.dumps(model.model_json_schema(), indent=2, sort_keys=True)
     _write_json(args.output, payload)
     return 0
 
@@ -286,6 +288,12 @@ def build_parser() -> argparse.ArgumentParser:
     publish_cmd = sub.add_parser("publish", help="copy a finished run into results/reference/")
     publish_cmd.add_argument("run_dir")
     publish_cmd.set_defaults(func=cmd_publish)
+
+    plan_cmd = sub.add_parser("plan", help="the plan JSON Schema, for editors")
+    psub = plan_cmd.add_subparsers(dest="plan_command", required=True)
+    plan_schema = psub.add_parser("schema", help="print the plan JSON Schema")
+    plan_schema.add_argument("--output", default="-", help="file to write (default stdout)")
+    plan_schema.set_defaults(func=cmd_schema)
 
     report_cmd = sub.add_parser("report", help="re-derive every table of a run from its ledger")
     report_cmd.add_argument("run_dir")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -337,3 +338,45 @@ def test_bad_plans_are_one_line_errors(tmp_path, edit, message):
     assert message in done.stderr
     assert "Traceback" not in done.stderr
     assert not (root / "mutants").exists()
+
+
+def test_refreeze_draws_only_from_pairs_no_freeze_used(tmp_path):
+    root = project(tmp_path, per_operator=2)
+    drawn_and_frozen(root)
+    manifest = root / "mutants" / "small" / "manifest.json"
+    first = {p["pair_id"] for p in json.loads(manifest.read_text())["pairs"]}
+    refused = harness("draw", "plans/small.yaml", cwd=root)
+    assert refused.returncode == 2 and "pass --refreeze" in refused.stderr
+    assert harness("draw", "plans/small.yaml", "--refreeze", cwd=root).returncode == 0
+    second = {p["pair_id"] for p in json.loads(manifest.read_text())["pairs"]}
+    assert second and not first & second
+    assert harness("freeze", "plans/small.yaml", cwd=root).returncode == 0
+    record = json.loads((root / "plans" / "small.freeze.json").read_text())
+    assert set(record["previous"][0]["used_pairs"]) == first
+    assert set(record["used_pairs"]) == second
+
+
+def test_report_and_compare_from_the_command_line(tmp_path):
+    root = project(tmp_path, per_operator=2)
+    drawn_and_frozen(root)
+    assert harness("run", "plans/small.yaml", cwd=root).returncode == 0
+    (run,) = (root / "results" / "small").iterdir()
+    published = harness("publish", str(run), cwd=root)
+    assert published.returncode == 0, published.stderr
+    reference = root / "results" / "reference" / "small" / run.name
+    done = harness("report", str(reference), cwd=root)
+    assert done.returncode == 0, done.stderr
+    recall = (reference / "tables" / "closed_world_recall.md").read_text()
+    assert run.name in recall and "M-PRECOND" in recall
+    assert (reference / "recall-forest.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    compared = harness("compare", str(run), str(reference), cwd=root)
+    assert compared.returncode == 0, compared.stderr
+    # the same run twice: no operator may carry a directional claim
+    assert "M-PRECOND" in compared.stdout
+    assert not re.search(r"│\s*(A>B|B>A)\s*│", compared.stdout)
+
+
+def test_plan_schema_is_exported(tmp_path):
+    done = harness("plan", "schema", cwd=tmp_path)
+    schema = json.loads(done.stdout)
+    assert schema["title"] == "Plan" and "arms" in schema["properties"]
