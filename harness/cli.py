@@ -206,6 +206,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_baseline(args: argparse.Namespace) -> int:
+    from harness.checker import ReferenceChecker
+    from harness.execution.baseline import baseline
+
+    rows = baseline(args.targets, Path(args.out), ReferenceChecker(seed=args.seed))
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row["verdict"]] = counts.get(row["verdict"], 0) + 1
+    console.print(
+        f"{len(rows)} tools: "
+        + ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
+        + f"; wrote {args.out}/SUMMARY.md, tools.jsonl and reports/"
+    )
+    return 0
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from harness.analysis import report
 
@@ -294,6 +310,18 @@ def build_parser() -> argparse.ArgumentParser:
     plan_schema = psub.add_parser("schema", help="print the plan JSON Schema")
     plan_schema.add_argument("--output", default="-", help="file to write (default stdout)")
     plan_schema.set_defaults(func=cmd_schema)
+
+    base = sub.add_parser(
+        "baseline",
+        help="the checker's verdicts on original tools, written "
+        "as a result (one row per tool and a summary)",
+    )
+    base.add_argument("targets", nargs="+", help="target names")
+    base.add_argument(
+        "--out", required=True, help="folder to write, e.g. results/agentdojo-baseline"
+    )
+    base.add_argument("--seed", type=int, default=0)
+    base.set_defaults(func=cmd_baseline)
 
     report_cmd = sub.add_parser("report", help="re-derive every table of a run from its ledger")
     report_cmd.add_argument("run_dir")

@@ -155,3 +155,13 @@ def test_schema_is_json_schema():
     schema = json.loads(done.stdout)
     assert schema["title"] == "Contract"
     assert "preconditions" in schema["properties"]
+
+
+def test_baseline_writes_one_row_per_tool_and_a_summary(tmp_path):
+    out = tmp_path / "baseline"
+    done = harness("baseline", "toy_domain", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(line) for line in (out / "tools.jsonl").read_text().splitlines()]
+    assert len(rows) == 15 and {r["verdict"] for r in rows} == {"CONFORMS"}
+    assert "| toy_domain | `transfer` | CONFORMS |" in (out / "SUMMARY.md").read_text()
+    assert json.loads((out / "reports" / "toy_domain.json").read_text())["target"] == "toy_domain"

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness.checker.verdicts import DefectClass, Verdict, Witness
 
-LEDGER_SCHEMA_VERSION = 1
+LEDGER_SCHEMA_VERSION = 2  # 2 added grader_caught, grader_tasks (null in version 1 rows)
 
 
 class PairStatus(StrEnum):
@@ -90,6 +90,12 @@ class LedgerRow(BaseModel):
     live: bool | None = None
     miss_cause: MissCause | None = None
     witness: Witness | None = None
+    grader_caught: bool | None = Field(
+        default=None, description="Some task's utility verdict changed (targets with a grader)"
+    )
+    grader_tasks: list[str] = Field(
+        default_factory=list, description="The tasks whose utility verdict the mutant changed"
+    )
     error: str | None = None
     timing: Timing
 

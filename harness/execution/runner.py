@@ -47,6 +47,7 @@ from harness.execution.ledger import (
 )
 from harness.execution.liveness import Observation, differences, observe
 from harness.execution.plan import Plan, project_root
+from harness.targets.adapter import GraderAdapter
 from harness.targets.registry import Target, load_target
 
 _FORK = multiprocessing.get_context("fork")
@@ -64,6 +65,7 @@ class RunContext:
     checker: Any
     baselines: dict[tuple[str, str], ToolReport] = field(default_factory=dict)
     observations: dict[tuple[str, str], list[Observation]] = field(default_factory=dict)
+    grades: dict[tuple[str, str], bool] = field(default_factory=dict)  # (target, task) -> utility
 
 
 # --- scoring one pair (runs in the child) -----------------------------------------------------
@@ -110,7 +112,7 @@ def score_pair(ctx: RunContext, pair: DrawnPair) -> dict[str, Any]:
         target.contracts[pair.tool] = patched_contract(contract, pair.contract_patch)
     corpus = ctx.corpus.liveness.get(mutant.target, {}).get(pair.tool, [])
     found = differences(ctx.observations[key], observe(target.adapter, pair.tool, corpus))
-    fields: dict[str, Any] = {"live": bool(found)}
+    fields: dict[str, Any] = {"live": bool(found), **grader_fields(ctx, target, pair.tool)}
     try:
         report = ctx.checker.check(target, [pair.tool]).tool(pair.tool)
     except Exception as exc:  # the checker under test failed on this mutant
@@ -156,6 +158,26 @@ def score_pair(ctx: RunContext, pair: DrawnPair) -> dict[str, Any]:
         "miss_cause": cause,
         "class_matched": None if mutant.defect_class is None else False,
     }
+
+
+def grader_fields(ctx: RunContext, target: Target, tool: str) -> dict[str, Any]:
+    """Replay the target's own grader on every task that calls `tool` (mutant applied) and
+    name the tasks whose utility verdict differs from the original's."""
+    adapter = target.adapter
+    if not isinstance(adapter, GraderAdapter):
+        return {}
+    tasks = adapter.grader_tasks(tool)
+    if not tasks:
+        return {"grader_caught": False}
+    changed = []
+    for task in tasks:
+        try:
+            verdict = adapter.grade(task)
+        except Exception:  # the mutant broke the replay itself: the grader sees a failure
+            verdict = False
+        if verdict != ctx.grades[(target.name, task)]:
+            changed.append(task)
+    return {"grader_caught": bool(changed), "grader_tasks": changed}
 
 
 def _child(ctx: RunContext, pair: DrawnPair, conn: Connection) -> None:
@@ -254,6 +276,13 @@ def execute(
     for name, tools in corpus.liveness.items():
         for tool, calls in tools.items():
             ctx.observations[(name, tool)] = observe(targets[name].adapter, tool, calls)
+    for pair in corpus.pairs:
+        adapter = targets[pair.mutant.target].adapter
+        if isinstance(adapter, GraderAdapter):
+            for task in adapter.grader_tasks(pair.tool):
+                key = (pair.mutant.target, task)
+                if key not in ctx.grades:
+                    ctx.grades[key] = adapter.grade(task)
 
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     manifest = {

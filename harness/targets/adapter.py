@@ -74,3 +74,18 @@ class Adapter(Protocol):
     def volatile_paths(self) -> list[str]:
         """Path patterns that change by themselves (clocks, derived fields)."""
         ...
+
+
+@runtime_checkable
+class GraderAdapter(Protocol):
+    """Optional: a target whose own grader can be replayed without a model (AgentDojo's
+    user tasks: ground-truth calls, then the task's utility check)."""
+
+    def grader_tasks(self, tool: str) -> list[str]:
+        """Ids of the tasks whose ground truth calls `tool`, sorted."""
+        ...
+
+    def grade(self, task: str) -> bool:
+        """Replay `task`'s ground truth on a fresh environment with the tools as currently
+        bound (mutants included) and return the task's own utility verdict."""
+        ...
