@@ -14,6 +14,10 @@ from harness.targets.adapter import Adapter
 
 BUILTIN_TARGETS: dict[str, str] = {
     "toy_domain": "harness.targets.toy:ToyAdapter",
+    "agentdojo-banking": "harness.targets.agentdojo.adapter:AgentDojoBankingAdapter",
+    "agentdojo-slack": "harness.targets.agentdojo.adapter:AgentDojoSlackAdapter",
+    "agentdojo-travel": "harness.targets.agentdojo.adapter:AgentDojoTravelAdapter",
+    "agentdojo-workspace": "harness.targets.agentdojo.adapter:AgentDojoWorkspaceAdapter",
 }
 
 
