@@ -48,3 +48,35 @@ def test_argument_segments_bind_or_become_wildcards():
     state = {"bank": {"accounts": {"a-1": {"balance": 1}}}}
     assert pattern_matches_any(bind_pattern("bank.accounts.{args.acc}.balance", None), state)
     assert not pattern_matches_any(parse_pattern("bank.vaults"), state)
+
+
+def test_canonical_key_agrees_with_canonical_equal():
+    from harness.targets.equality import canonical_key
+
+    values = [
+        1,
+        1.0,
+        True,
+        0,
+        False,
+        "1",
+        None,
+        [1, 2],
+        [1.0, 2],
+        {"a": 1},
+        {"a": True},
+        {"b": 1, "a": 2},
+        {"a": 2, "b": 1},
+        "",
+        [],
+        {},
+        [[1]],
+        [[True]],
+        2.5,
+        'a"b',
+    ]
+    for a in values:
+        for b in values:
+            for policy in (EqualityPolicy(), EqualityPolicy(numeric_tower=True)):
+                same_key = canonical_key(a, policy) == canonical_key(b, policy)
+                assert same_key == canonical_equal(a, b, policy=policy), (a, b, policy)

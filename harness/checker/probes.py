@@ -17,7 +17,7 @@ from typing import Any
 
 from harness.contracts.model import ArgumentSpec, Contract, PredicateClause
 from harness.contracts.predicate import Predicate, PredicateRuntimeError, compile_predicate
-from harness.targets.equality import JSON, canonical_equal
+from harness.targets.equality import JSON, canonical_equal, canonical_key
 
 # A string no seed data uses: the natural "does not exist" value for id arguments.
 UNKNOWN_ID = "zz-unknown"
@@ -133,9 +133,13 @@ def harvest(state: JSON) -> Harvest:
 
 
 def _dedupe(values: list[JSON]) -> list[JSON]:
+    """First occurrences, under canonical equality (linear: keys, not pairwise compares)."""
+    seen: set[str] = set()
     out: list[JSON] = []
     for value in values:
-        if not any(canonical_equal(value, seen) for seen in out):
+        key = canonical_key(value)
+        if key not in seen:
+            seen.add(key)
             out.append(value)
     return out
 
