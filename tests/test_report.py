@@ -18,9 +18,18 @@ from harness.analysis.macros import MACRO_NAME, macro_word, unique_names
 from harness.analysis.mutation_report import status_of
 from harness.analysis.plots import DPI, MARGIN_INCHES, ROW_INCHES, WIDTH_INCHES
 from harness.analysis.render import render_csv, render_latex, render_markdown
+from harness.analysis.report import NO_GRADER_NOTE
 from harness.analysis.runs import load_run
-from harness.analysis.scoring import ALL, Scope, closed_world_recall
-from harness.analysis.tables import build_tables
+from harness.analysis.scoring import (
+    ALL,
+    Scope,
+    closed_world_recall,
+    grader_arm,
+    grader_tasks_by_tool,
+    task_order,
+)
+from harness.analysis.statistics import clustered_wilson, wilson_interval
+from harness.analysis.tables import build_tables, task_list_text
 from harness.checker.verdicts import DefectClass
 from harness.execution.draw import Corpus, DrawnPair
 from harness.execution.ledger import LedgerRow, MissCause, PairStatus, Timing
@@ -84,17 +93,23 @@ def test_rerunning_gives_identical_bytes_including_the_plot(example_report, tmp_
 
 
 def test_the_goldens_hold_the_numbers_the_ledger_implies() -> None:
-    """A guard on the goldens themselves: pooled M-PHANTOM is 8 of 11 (5 of 7 toy, 3 of 4
-    real) and its interval is the design-effect Wilson interval."""
+    """A guard on the goldens themselves: pooled M-PHANTOM is 10 of 15 (5 of 7 toy, 3 of 4
+    agentdojo and 2 of 4 agentdojo-banking); toy M-PHANTOM's interval is the design-effect
+    Wilson interval (n_eff 5.6 of 7), the pooled one has no correlation left (n_eff = n)."""
     csv_text = (GOLDEN / "closed_world_recall.csv").read_text()
     line = next(x for x in csv_text.splitlines() if ",pooled,M-PHANTOM," in x)
     fields = line.split(",")
-    assert fields[4:9] == ["11", "10.225", "8", "3", "0"]
-    assert fields[11] == "0.727"
+    assert fields[4:9] == ["15", "15.000", "10", "5", "0"]
+    assert fields[11] == "0.667"
+    toy = next(x for x in csv_text.splitlines() if ",toy,M-PHANTOM," in x).split(",")
+    assert toy[4:9] == ["7", "5.600", "5", "2", "0"]
+    assert toy[11:14] == ["0.714", "0.326", "0.928"]
+    assert f"{wilson_interval(5 / 7 * 5.6, 5.6)[0]:.3f}" == "0.326"
     macros = (GOLDEN / "macros.tex").read_text()
     assert "\\newcommand{\\RecallToyMPhantomDetected}{5}" in macros
-    assert "\\newcommand{\\RecallRealMPhantomDetected}{3}" in macros
-    assert "\\newcommand{\\RecallMPhantomLB}{0.424}" in macros
+    assert "\\newcommand{\\RecallRealMPhantomDetected}{5}" in macros
+    assert f"{wilson_interval(10, 15)[0]:.3f}" == "0.417"
+    assert "\\newcommand{\\RecallMPhantomLB}{0.417}" in macros
 
 
 # --- tables -------------------------------------------------------------------------------
@@ -131,6 +146,8 @@ def test_every_table_names_its_freeze_in_every_format() -> None:
         "negative_controls",
         "open_world_escapes",
         "open_world_miss_causes",
+        "grader_arm",
+        "grader_tasks_by_tool",
         "per_tool",
     ]
     for table in tables:
@@ -162,11 +179,11 @@ def test_open_world_escapes_and_causes() -> None:
     meta, rows = load_run(FIXTURE)
     tables = {t.name: t for t in build_tables(rows, meta)}
     md = render_markdown(tables["open_world_escapes"])
-    # all: 8 mutants, 7 pairs in n (one infra), 6 live, 4 escapes (live and missed)
-    assert "| all | 8 | 7 | 1 | 6 | 4 | 0.667 | [0.300, 0.903] |" in md
+    # all: 11 mutants, 10 pairs in n (one infra), 8 live, 5 escapes (live and missed)
+    assert "| all | 11 | 10 | 1 | 8 | 5 | 0.625 | [0.306, 0.863] |" in md
     causes = render_markdown(tables["open_world_miss_causes"])
-    assert "| no_clause | 2 | 0.500 | 2 |" in causes
-    assert "| unreached | 0 | 0.000 | 1 |" in causes
+    assert "| no_clause | 2 | 0.400 | 2 |" in causes
+    assert "| unreached | 0 | 0.000 | 2 |" in causes
 
 
 def test_post_hoc_run_is_labelled_everywhere(tmp_path) -> None:
@@ -194,6 +211,172 @@ def test_post_hoc_rows_mark_their_table_and_themselves(tmp_path) -> None:
     assert "| toy | M-PHANTOM |" in recall
     precision = (result.out_dir / "tables" / "control_precision.md").read_text()
     assert "POST HOC" not in precision
+
+
+# --- grader arm ---------------------------------------------------------------------------
+
+GRADER_TARGET = "agentdojo-banking"
+
+
+def _without_grader_target(rows: list[LedgerRow]) -> list[LedgerRow]:
+    return [r for r in rows if r.target != GRADER_TARGET]
+
+
+def test_grader_arm_counts_on_the_fixture() -> None:
+    """Twelve agentdojo-banking pairs: 10 with a grader verdict in the closed and open
+    worlds (a compile_error and an infra_error carry none); no other target has a grader."""
+    _, rows = load_run(FIXTURE)
+    table = {(r.arm, r.operator): r for r in grader_arm(rows)}
+    assert list(table) == [
+        ("closed_world", "M-PHANTOM"),
+        ("closed_world", "M-PRECOND"),
+        ("closed_world", ALL),
+        ("open_world", "CR-core/NumberReplacer"),
+        ("open_world", "MM-string"),
+        ("open_world", ALL),
+        (ALL, ALL),
+    ]
+    # (n, checker detected, grader caught, both, checker only, grader only, neither)
+    expected = {
+        ("closed_world", "M-PHANTOM"): (4, 2, 2, 1, 1, 1, 1),
+        ("closed_world", "M-PRECOND"): (3, 1, 2, 1, 0, 1, 1),  # the untestable: neither
+        ("closed_world", ALL): (7, 3, 4, 2, 1, 2, 2),
+        ("open_world", "CR-core/NumberReplacer"): (2, 1, 2, 1, 0, 1, 0),
+        ("open_world", "MM-string"): (1, 0, 0, 0, 0, 0, 1),
+        ("open_world", ALL): (3, 1, 2, 1, 0, 1, 1),
+        (ALL, ALL): (10, 4, 6, 3, 1, 3, 3),
+    }
+    for key, numbers in expected.items():
+        r = table[key]
+        got = (r.n, r.checker.x, r.grader.x, r.both, r.checker_only, r.grader_only, r.neither)
+        assert got == numbers, key
+        assert r.both + r.checker_only + r.grader_only + r.neither == r.n
+    # The pooled grader interval is widened over tools like the recall table's: caught /
+    # pairs per (target, tool) = schedule_transaction 1/2, send_money 4/4,
+    # update_password 0/1, update_scheduled_transaction 0/1, update_user_info 1/2.
+    pooled = table[(ALL, ALL)].grader
+    clustered = clustered_wilson(6, [(1, 2), (4, 4), (0, 1), (0, 1), (1, 2)])
+    assert clustered.deff > 1
+    assert (pooled.clustered.lo, pooled.clustered.hi) == (clustered.lo, clustered.hi)
+
+
+def test_grader_arm_table_and_macros() -> None:
+    meta, rows = load_run(FIXTURE)
+    table = next(t for t in build_tables(rows, meta) if t.name == "grader_arm")
+    md = render_markdown(table)
+    assert (
+        "| closed_world | M-PHANTOM | 4 | 2 | 0.500 | [0.150, 0.850] | 2 | 0.500 | "
+        "[0.125, 0.875] | 1 | 1 | 1 | 1 |"
+    ) in md
+    assert (
+        "| all | all | 10 | 4 | 0.400 | [0.139, 0.734] | 6 | 0.600 | [0.283, 0.851] | "
+        "3 | 1 | 3 | 3 |"
+    ) in md
+    macros = dict(table.macros())
+    assert macros["GraderRecallMPhantom"] == 0.5
+    assert macros["GraderRecallMPhantomChecker"] == 0.5
+    assert macros["GraderRecallMPrecond"] == pytest.approx(2 / 3)
+    assert macros["GraderRecallAllN"] == 10
+    assert macros["GraderRecallOpenWorldAllCaught"] == 2
+
+
+def test_grader_tasks_by_tool_on_the_fixture() -> None:
+    meta, rows = load_run(FIXTURE)
+    tools = {(r.target, r.tool): r for r in grader_tasks_by_tool(rows)}
+    assert {target for target, _ in tools} == {GRADER_TARGET}
+    send = tools[(GRADER_TARGET, "send_money")]
+    assert (send.pairs, send.caught) == (4, 4)  # the infra_error pair is not counted
+    assert send.tasks == tuple(f"user_task_{i}" for i in (0, 2, 3, 4, 5, 10, 11, 12, 13, 15))
+    password = tools[(GRADER_TARGET, "update_password")]
+    assert (password.pairs, password.caught, password.tasks) == (1, 0, ())  # no compile_error
+    schedule = tools[(GRADER_TARGET, "schedule_transaction")]
+    assert (schedule.pairs, schedule.caught, schedule.tasks) == (
+        2,
+        1,
+        ("user_task_6", "user_task_7"),
+    )
+    table = next(t for t in build_tables(rows, meta) if t.name == "grader_tasks_by_tool")
+    md = render_markdown(table)
+    assert (
+        "| agentdojo-banking | send_money | 4 | 4 | 10 | user_task_0, user_task_2, "
+        "user_task_3, user_task_4, … (+6 more) |"
+    ) in md
+    assert "| agentdojo-banking | update_password | 1 | 0 | 0 | — |" in md
+    assert "user\\_task\\_4, \\ldots{} (+6 more)" in render_latex(table)
+
+
+def test_task_list_text_and_order() -> None:
+    assert task_list_text([]) is None
+    assert task_list_text(["user_task_1", "user_task_2"]) == "user_task_1, user_task_2"
+    assert task_list_text(["a" * 80, "b"]) == "a" * 80 + ", … (+1 more)"  # one at least
+    assert task_list_text(["abc", "def", "ghi"], limit=8) == "abc, def, … (+1 more)"
+    ids = ["user_task_10", "user_task_2", "injection_task_1", "user_task_x"]
+    assert sorted(ids, key=task_order) == [
+        "injection_task_1",
+        "user_task_2",
+        "user_task_10",
+        "user_task_x",
+    ]
+
+
+def test_grader_tables_leave_out_controls_and_rows_without_a_verdict() -> None:
+    _, rows = load_run(FIXTURE)
+    control = _row(PairStatus.MISSED, miss_cause=MissCause.UNREACHED).model_copy(
+        update={
+            "arm": "controls",
+            "operator": "C-REORDER",
+            "defect_class": None,
+            "target": GRADER_TARGET,
+            "tool": "send_money",
+            "grader_caught": True,
+            "grader_tasks": ["user_task_1"],
+        }
+    )
+    crash = _row(PairStatus.CRASH).model_copy(update={"target": GRADER_TARGET})
+    before = [(r.n, r.grader.x) for r in grader_arm(rows)]
+    assert [(r.n, r.grader.x) for r in grader_arm([*rows, control, crash])] == before
+    tools = grader_tasks_by_tool([*rows, control, crash])
+    assert tools == grader_tasks_by_tool(rows)
+
+
+def test_no_grader_data_omits_the_grader_tables(example_report, tmp_path) -> None:
+    assert NO_GRADER_NOTE not in example_report.notes
+    meta, rows = load_run(FIXTURE)
+    toy = _without_grader_target(rows)
+    names = [t.name for t in build_tables(toy, meta)]
+    assert "grader_arm" not in names and "grader_tasks_by_tool" not in names
+    _write_run(tmp_path / "run", toy)
+    result = report(tmp_path / "run", tmp_path / "out")
+    assert NO_GRADER_NOTE in result.notes
+    assert not any(p.name.startswith("grader_") for p in result.tables)
+    assert "Grader" not in result.macros.read_text()
+    negative = "negative_controls.md"  # no agentdojo-banking rows: as in the full fixture
+    assert (result.out_dir / "tables" / negative).read_bytes() == (GOLDEN / negative).read_bytes()
+
+
+def test_version_one_rows_parse_and_report(tmp_path) -> None:
+    """Rows written before the grader arm (schema version 1) lack grader_caught and
+    grader_tasks: they read as null and [] and report as before, with no grader tables."""
+    lines = (FIXTURE / "ledger.jsonl").read_text().splitlines()
+    old = [line for line in lines if json.loads(line)["schema_version"] == 1]
+    assert len(old) == 44
+    for line in old:
+        assert "grader_caught" not in json.loads(line) and "grader_tasks" not in line
+    row = LedgerRow.model_validate_json(old[0])
+    assert (row.schema_version, row.grader_caught, row.grader_tasks) == (1, None, [])
+    run = tmp_path / "v1"
+    run.mkdir()
+    (run / "ledger.jsonl").write_text("\n".join(old) + "\n")
+    (run / "run.json").write_text((FIXTURE / "run.json").read_text())
+    _, rows = load_run(run)
+    assert len(rows) == 44 and all(r.grader_caught is None for r in rows)
+    assert grader_arm(rows) == [] and grader_tasks_by_tool(rows) == []
+    result = report(run, tmp_path / "out")
+    assert NO_GRADER_NOTE in result.notes
+    assert not any(p.name.startswith("grader_") for p in result.tables)
+    recall = (result.out_dir / "tables" / "closed_world_recall.md").read_text()
+    pooled = "| pooled | M-PHANTOM | 11 | 10.225 | 8 | 3 | 0 | 0 | 0 | 0.727 | [0.424, 0.906] |"
+    assert pooled in recall  # the numbers of the ledger before the grader rows were added
 
 
 # --- LaTeX, macros, plot ------------------------------------------------------------------
@@ -250,6 +433,13 @@ def test_macro_names_are_valid_and_unique(example_report) -> None:
         "EscapeCauseNoClauseEscapes",
         "NegativeControlHits",
         "ToolClosedWorldAgentdojoSendEmailN",
+        "GraderRecallMPhantom",
+        "GraderRecallMPhantomLB",
+        "GraderRecallMPhantomCheckerUB",
+        "GraderRecallCRcoreNumberReplacerGraderOnly",
+        "GraderRecallClosedWorldAllN",
+        "GraderRecallAllBoth",
+        "GraderTasksAgentdojobankingSendMoneyTasks",
         "FreezeId",
     ):
         assert expected in names, expected
@@ -281,12 +471,19 @@ def test_forest_plot_is_a_readable_png(example_report) -> None:
 def test_main_tables_render_with_rich() -> None:
     meta, rows = load_run(FIXTURE)
     tables = main_tables(rows, meta)
-    assert len(tables) == 4
+    assert len(tables) == 5  # the grader arm too: the run has grader data
     console = Console(record=True, width=250)
     for table in tables:
         console.print(table)
     text = console.export_text()
-    assert meta.freeze_id in text and "[0.424, 0.906]" in text
+    assert meta.freeze_id in text and "[0.417, 0.848]" in text
+    assert "Grader arm" in text and "[0.283, 0.851]" in text
+
+
+def test_main_tables_without_grader_data_are_the_four() -> None:
+    meta, rows = load_run(FIXTURE)
+    titles = [str(t.title) for t in main_tables(_without_grader_target(rows), meta)]
+    assert len(titles) == 4 and not any("Grader" in title for title in titles)
 
 
 # --- mutation-testing-elements report -----------------------------------------------------

@@ -2,7 +2,8 @@
 paper cites. Offline and deterministic; nothing here runs a checker or a mutant.
 
   statistics       Wilson, ICC, design effect, evidence bounds (pure functions)
-  scoring          ledger rows → counts and rates per arm, operator, scope, tool
+  scoring          ledger rows → counts and rates per arm, operator, scope, tool, and the
+                   grader arm (checker beside the target's own grader, where it has one)
   tables / render  tables as data; Markdown, LaTeX, CSV and rich renderers
   macros           LaTeX macro names for every number
   plots            the forest plot of per-operator recall

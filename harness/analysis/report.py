@@ -1,7 +1,9 @@
 """`harness report`: everything from one run folder, offline. Reads ledger.jsonl and
 run.json; writes, under the output folder:
 
-  tables/<table>.md|.tex|.csv   every table in three formats
+  tables/<table>.md|.tex|.csv   every table in three formats (the grader tables,
+                                grader_arm and grader_tasks_by_tool, only when some
+                                pair has a grader verdict)
   recall-forest.png             per-operator closed-world recall intervals
   macros.tex                    one \\newcommand per number (scheme: harness.analysis.macros)
   mutation-report.json          Stryker's mutation-testing-elements schema
@@ -31,7 +33,7 @@ from harness.analysis.render import (
     to_rich,
 )
 from harness.analysis.runs import RunMeta, load_corpus_for, load_run
-from harness.analysis.scoring import Scope, closed_world_recall
+from harness.analysis.scoring import Scope, closed_world_recall, with_grader
 from harness.analysis.tables import Table, build_tables
 from harness.execution.ledger import LedgerRow
 
@@ -44,6 +46,10 @@ MAIN_TABLES = (
     "control_precision",
     "negative_controls",
     "open_world_escapes",
+    "grader_arm",  # only when the run has grader data
+)
+NO_GRADER_NOTE = (
+    "no closed- or open-world pair has a grader verdict (grader_caught): no grader tables"
 )
 RENDERERS = ((".md", render_markdown), (".tex", render_latex), (".csv", render_csv))
 
@@ -117,6 +123,8 @@ def report(run_dir: Path, out_dir: Path | None = None) -> ReportResult:
     notes: list[str] = []
     tables = build_tables(rows, run)
     table_paths = write_tables(tables, out_dir / TABLES_DIR)
+    if not with_grader(rows):
+        notes.append(NO_GRADER_NOTE)
 
     figure: Path | None = out_dir / FOREST_PLOT
     recall = [r for r in closed_world_recall(rows) if r.scope is Scope.POOLED]

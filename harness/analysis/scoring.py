@@ -370,3 +370,110 @@ def per_tool(rows: Iterable[LedgerRow]) -> list[ToolRow]:
         ToolRow(arm, target, tool, count(group), rate(scored(group), detected))
         for (arm, target, tool), group in sorted(groups.items())
     ]
+
+
+# --- grader arm ---------------------------------------------------------------------------
+
+GRADER_ARMS = (ArmKind.CLOSED_WORLD, ArmKind.OPEN_WORLD)  # the arms that inject defects
+
+
+def with_grader(rows: Iterable[LedgerRow]) -> list[LedgerRow]:
+    """Closed- and open-world pairs in the denominator that carry a grader verdict
+    (`grader_caught` not null: the target has its own grader and the replay ran)."""
+    return [
+        r
+        for r in rows
+        if r.grader_caught is not None and r.status.in_denominator and arm_kind(r) in GRADER_ARMS
+    ]
+
+
+def grader_caught(row: LedgerRow) -> bool:
+    return bool(row.grader_caught)
+
+
+@dataclass(frozen=True)
+class GraderRow:
+    """The checker and the target's own grader on the same pairs; the four cells of their
+    agreement (`both + checker_only + grader_only + neither == n`)."""
+
+    arm: str
+    operator: str
+    checker: Rate  # detected / n
+    grader: Rate  # grader caught / n
+    both: int
+    checker_only: int
+    grader_only: int
+    neither: int
+    post_hoc: bool
+
+    @property
+    def n(self) -> int:
+        return self.checker.n
+
+
+def _grader_row(arm: str, operator: str, rows: list[LedgerRow]) -> GraderRow:
+    cells = Counter((detected(r), grader_caught(r)) for r in rows)
+    return GraderRow(
+        arm,
+        operator,
+        rate(rows, detected),
+        rate(rows, grader_caught),
+        both=cells[(True, True)],
+        checker_only=cells[(True, False)],
+        grader_only=cells[(False, True)],
+        neither=cells[(False, False)],
+        post_hoc=any(r.post_hoc for r in rows),
+    )
+
+
+def grader_arm(rows: Iterable[LedgerRow]) -> list[GraderRow]:
+    """Per defect-injecting arm with grader data: each operator, then all; then both arms
+    pooled. Empty when no pair carries a grader verdict."""
+    members = with_grader(rows)
+    out: list[GraderRow] = []
+    for kind in GRADER_ARMS:
+        arm = [r for r in members if arm_kind(r) is kind]
+        if not arm:
+            continue
+        for operator, group in by_operator(arm).items():
+            out.append(_grader_row(kind.value, operator, group))
+        out.append(_grader_row(kind.value, ALL, arm))
+    if members:
+        out.append(_grader_row(ALL, ALL, members))
+    return out
+
+
+def task_order(task_id: str) -> tuple[str, int, str]:
+    """`user_task_2` before `user_task_10`: by stem, then number, then the id itself."""
+    stem, _, number = task_id.rpartition("_")
+    return (stem, int(number), task_id) if number.isdigit() else (task_id, -1, task_id)
+
+
+@dataclass(frozen=True)
+class GraderToolRow:
+    """A tool's pairs with a grader verdict and the union of the tasks their mutants changed:
+    the benchmark scores a defective tool corrupted, as observed."""
+
+    target: str
+    tool: str
+    pairs: int
+    caught: int
+    tasks: tuple[str, ...]  # in task order
+    post_hoc: bool
+
+
+def grader_tasks_by_tool(rows: Iterable[LedgerRow]) -> list[GraderToolRow]:
+    groups: dict[tuple[str, str], list[LedgerRow]] = defaultdict(list)
+    for row in with_grader(rows):
+        groups[(row.target, row.tool)].append(row)
+    return [
+        GraderToolRow(
+            target,
+            tool,
+            len(group),
+            sum(1 for r in group if grader_caught(r)),
+            tuple(sorted({t for r in group for t in r.grader_tasks}, key=task_order)),
+            any(r.post_hoc for r in group),
+        )
+        for (target, tool), group in sorted(groups.items())
+    ]
