@@ -80,3 +80,13 @@ def test_canonical_key_agrees_with_canonical_equal():
             for policy in (EqualityPolicy(), EqualityPolicy(numeric_tower=True)):
                 same_key = canonical_key(a, policy) == canonical_key(b, policy)
                 assert same_key == canonical_equal(a, b, policy=policy), (a, b, policy)
+
+
+def test_a_wildcard_under_an_empty_container_may_match():
+    from harness.targets.equality import pattern_may_match
+
+    state = {"inbox": {"trash": {}, "emails": {"1": {"id": "1"}}}}
+    assert pattern_may_match(("inbox", "trash", "*", "id"), state)
+    assert pattern_may_match(("inbox", "emails", "*", "id"), state)
+    assert not pattern_may_match(("inbox", "spam", "*"), state)
+    assert not pattern_may_match(("inbox", "emails", "*", "nope"), state)

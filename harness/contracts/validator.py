@@ -29,6 +29,7 @@ from harness.targets.equality import (
     canonical_equal,
     parse_pattern,
     pattern_matches_any,
+    pattern_may_match,
 )
 from harness.targets.registry import BUILTIN_TARGETS, resolve_adapter
 
@@ -116,7 +117,7 @@ class ContractValidator:
                     )
                 )
             for root, path in sorted(predicate.paths_read):
-                if root in ("pre", "post") and not pattern_matches_any(path, self.fresh_snapshot()):
+                if root in ("pre", "post") and not pattern_may_match(path, self.fresh_snapshot()):
                     problems.append(
                         Problem(
                             file,

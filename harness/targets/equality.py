@@ -136,6 +136,25 @@ def pattern_matches_any(pattern: tuple[str, ...], value: JSON) -> bool:
     return False
 
 
+def pattern_may_match(pattern: tuple[str, ...], value: JSON) -> bool:
+    """Like `pattern_matches_any`, but a `*` under an existing container that is empty
+    counts: the path names entries that calls may create."""
+    if pattern_matches_any(pattern, value):
+        return True
+    if WILDCARD not in pattern:
+        return False
+    head = pattern[: pattern.index(WILDCARD)]
+    node = value
+    for segment in head:
+        if isinstance(node, dict) and segment in node:
+            node = node[segment]
+        elif isinstance(node, list) and segment.isdigit() and int(segment) < len(node):
+            node = node[int(segment)]
+        else:
+            return False
+    return isinstance(node, dict | list) and not node
+
+
 def mask_state(value: JSON, masks: Sequence[tuple[str, ...]], _path: Path = ()) -> JSON:
     """A copy of `value` without the subtrees matched by `masks` (dict keys only)."""
     if not masks:
