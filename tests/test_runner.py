@@ -380,3 +380,15 @@ def test_plan_schema_is_exported(tmp_path):
     done = harness("plan", "schema", cwd=tmp_path)
     schema = json.loads(done.stdout)
     assert schema["title"] == "Plan" and "arms" in schema["properties"]
+
+
+def test_a_corpus_with_a_duplicate_pair_is_refused(tmp_path):
+    root = project(tmp_path, per_operator=1)
+    drawn_and_frozen(root)
+    manifest = root / "mutants" / "small" / "manifest.json"
+    corpus = json.loads(manifest.read_text())
+    corpus["pairs"].append(corpus["pairs"][0])
+    manifest.write_text(json.dumps(corpus))
+    done = harness("run", "plans/small.yaml", "--post-hoc", cwd=root)
+    assert done.returncode == 2
+    assert "is drawn more than once" in done.stderr and "Traceback" not in done.stderr

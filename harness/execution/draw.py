@@ -272,6 +272,16 @@ def draw(plan: Plan, root: Path, exclude: set[str] | None = None) -> Corpus:
             for tool in tools
         }
     corpus = Corpus(plan=plan.name, seed=plan.seed, pairs=pairs, liveness=liveness)
+    duplicates = duplicate_pairs(pairs)
+    if duplicates:  # two targets offering one mutant for one tool name: an adapter bug
+        raise UserError(
+            Problem(
+                plan.name,
+                "arms",
+                f"pair {duplicates[0]} is drawn twice",
+                "give each target a distinct version() string",
+            )
+        )
     write_corpus(corpus_dir(root, plan), plan, pool, corpus)
     return corpus
 
@@ -287,4 +297,23 @@ def load_corpus(root: Path, plan: Plan) -> Corpus:
                 f"run `harness draw plans/{plan.name}.yaml` first",
             )
         )
-    return Corpus.model_validate_json(path.read_text(encoding="utf-8"))
+    corpus = Corpus.model_validate_json(path.read_text(encoding="utf-8"))
+    duplicates = duplicate_pairs(corpus.pairs)
+    if duplicates:
+        raise UserError(
+            Problem(
+                str(path),
+                "pairs",
+                f"pair {duplicates[0]} is drawn more than once",
+                "draw the plan again",
+            )
+        )
+    return corpus
+
+
+def duplicate_pairs(pairs: list[DrawnPair]) -> list[str]:
+    """Pair ids that occur more than once (a pair is scored once: one ledger row)."""
+    counts: dict[str, int] = {}
+    for pair in pairs:
+        counts[pair.pair_id] = counts.get(pair.pair_id, 0) + 1
+    return sorted(pair_id for pair_id, n in counts.items() if n > 1)

@@ -160,7 +160,9 @@ class AgentDojoAdapter:
     # --- the protocol ----------------------------------------------------------------------
 
     def version(self) -> str:
-        return f"agentdojo {agentdojo_version()} suite {self.benchmark_version}"
+        # The suite is part of the version: travel and workspace share tool modules, and a
+        # mutant id (content-derived from the target version) must differ between them.
+        return f"agentdojo {agentdojo_version()} {self.benchmark_version} {self.suite}"
 
     def tool_names(self) -> list[str]:
         return sorted(self._data.functions)
