@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.checker.verdicts import CheckReport, Verdict
+from harness.targets.adapter import GraderAdapter
 from harness.targets.registry import Target, load_target
 
 
@@ -30,6 +31,7 @@ def _clause_texts(target: Target, tool: str) -> dict[str, str]:
 
 
 def tool_rows(target: Target, report: CheckReport) -> list[dict[str, Any]]:
+    grader = target.adapter if isinstance(target.adapter, GraderAdapter) else None
     rows = []
     for tool in report.tools:
         texts = _clause_texts(target, tool.tool)
@@ -60,6 +62,8 @@ def tool_rows(target: Target, report: CheckReport) -> list[dict[str, Any]]:
                 ],
                 "clauses": len(tool.clauses),
                 "probes_run": tool.probes_run,
+                # the benchmark's own scores a defect in this tool could corrupt
+                "dependent_tasks": grader.grader_tasks(tool.tool) if grader else None,
             }
         )
     return rows
@@ -72,15 +76,18 @@ def _summary(rows: list[dict[str, Any]]) -> str:
         "Written by `harness baseline`; do not edit. A VIOLATES here is a finding about the "
         "benchmark as shipped (or about its contract): read the witness.",
         "",
-        "| target | tool | verdict | violated clauses (class) | untestable clauses |",
-        "| --- | --- | --- | --- | --- |",
+        "| target | tool | verdict | violated clauses (class) | untestable clauses "
+        "| tasks whose ground truth calls it |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
     for row in rows:
         violated = ", ".join(f"`{v['clause_id']}` ({v['defect_class']})" for v in row["violations"])
         untestable = ", ".join(f"`{u['clause_id']}` ({u['reason']})" for u in row["untestable"])
+        tasks = row["dependent_tasks"]
+        depends = "n/a" if tasks is None else f"{len(tasks)}: {', '.join(tasks)}" if tasks else "0"
         lines.append(
             f"| {row['target']} | `{row['tool']}` | {row['verdict']} | "
-            f"{violated or '—'} | {untestable or '—'} |"
+            f"{violated or '—'} | {untestable or '—'} | {depends} |"
         )
     totals: dict[str, int] = {}
     for row in rows:
