@@ -305,7 +305,7 @@ def test_changed_contract_or_checker_is_named(tmp_path, monkeypatch):
     dynamic = checker_copy / "dynamic.py"
     dynamic.write_text(dynamic.read_text() + "#")
     problems = verify(plan_path, plan, root)[1]
-    named = {(p.where, p.file.rsplit("/", 1)[-1]) for p in problems}
+    named = {(p.where, p.file.rsplit("/", 1)[-1].split(":")[-1]) for p in problems}
     assert ("contracts", "transfer.yaml") in named
     assert ("checker_scope", "dynamic.py") in named
 
@@ -392,3 +392,16 @@ def test_a_corpus_with_a_duplicate_pair_is_refused(tmp_path):
     done = harness("run", "plans/small.yaml", "--post-hoc", cwd=root)
     assert done.returncode == 2
     assert "is drawn more than once" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_freeze_records_hold_no_machine_specific_path():
+    """A freeze recorded in one clone must verify in another (the committed plans)."""
+    from harness.execution.freeze import read_record
+    from harness.execution.plan import project_root
+
+    for name in ("closed_world", "open_world"):
+        plan_path = Path(__file__).resolve().parents[1] / "plans" / f"{name}.yaml"
+        plan = load_plan(plan_path)
+        record = read_record(project_root(plan_path), plan)
+        keys = [key.split(":", 1)[-1] for group in record.hashes.values() for key in group]
+        assert keys and not [k for k in keys if k.startswith("/") or ".." in k], name

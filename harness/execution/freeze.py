@@ -10,7 +10,9 @@ made as well where git allows (a clone may carry no tags).
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
+import os
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -57,11 +59,18 @@ def _files(folder: Path, pattern: str = "*") -> list[Path]:
 
 
 def _rel(path: Path, base: Path) -> str:
-    """`path` relative to `base` where it lies below it, else absolute."""
+    """`path` relative to `base`; a path outside it would tie the record to one machine."""
     resolved = path.resolve()
-    if resolved.is_relative_to(base.resolve()):
-        return resolved.relative_to(base.resolve()).as_posix()
-    return resolved.as_posix()
+    if not resolved.is_relative_to(base.resolve()):
+        raise UserError(
+            Problem(
+                str(path),
+                "freeze",
+                f"lies outside {base}, so its hash could not be checked in another clone",
+                "keep it under that folder",
+            )
+        )
+    return resolved.relative_to(base.resolve()).as_posix()
 
 
 def checker_for(plan: Plan):  # -> Checker; import here: execution depends on checker
@@ -81,7 +90,9 @@ def current_inputs(
     hashes["plan"] = {_rel(plan_path, root): sha256_file(plan_path)}
     checker = checker_for(plan)
     scope = checker.scope_files()
-    scope_base = Path(sys.modules["harness"].__file__ or ".").resolve().parent.parent
+    # keyed from the parent of the scope's common folder: harness/checker/dynamic.py for the
+    # reference checker, the same shape for a checker installed anywhere else
+    scope_base = Path(os.path.commonpath([p.resolve().parent for p in scope])).parent
     hashes["checker_scope"] = {_rel(p, scope_base): sha256_file(p) for p in scope}
     hashes["contracts"] = {}
     hashes["target_source"] = {}
@@ -92,11 +103,17 @@ def current_inputs(
         versions[name] = adapter.version()
         source_root = adapter.source_root()
         for path in _files(adapter.contracts_dir(), "*.y*ml"):
-            hashes["contracts"][f"{name}:{_rel(path, source_root)}"] = sha256_file(path)
+            # keyed relative to the contracts folder: a path in a freeze record must mean the
+            # same file in every clone and every installation
+            key = f"{name}:{_rel(path, adapter.contracts_dir())}"
+            hashes["contracts"][key] = sha256_file(path)
         packages = {
             Path(sys.modules[adapter.tool_function(t).__module__].__file__ or ".").resolve().parent
             for t in adapter.tool_names()
         }
+        # the adapter decides what the checker observes: it is part of the target
+        adapter_file = Path(inspect.getsourcefile(type(adapter)) or "")
+        hashes["target_source"][f"{name}:adapter:{adapter_file.name}"] = sha256_file(adapter_file)
         for package in sorted(packages):
             for path in _files(package, "*.py"):
                 hashes["target_source"][f"{name}:{_rel(path, source_root)}"] = sha256_file(path)

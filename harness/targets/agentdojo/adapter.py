@@ -140,6 +140,7 @@ class AgentDojoAdapter:
         self.name = f"agentdojo-{suite}"
         # tool -> (current function, the Function that runs it), for rebound tools only.
         self._rebound: dict[str, tuple[Callable[..., Any], Any]] = {}
+        self._clock_keys = frozenset(path.rsplit(".", 1)[-1] for path in CLOCK_PATHS[suite])
 
     # --- loading -------------------------------------------------------------------------
 
@@ -196,7 +197,9 @@ class AgentDojoAdapter:
         if error is not None:
             error_type, message = parse_error(error)
             return InvokeOutcome(success=False, error_type=error_type, error_message=message)
-        return InvokeOutcome(success=True, result=to_json(result))
+        # Clock stamps are masked in results as they are in snapshots, so a witness (and the
+        # ledger row holding it) is the same in every run.
+        return InvokeOutcome(success=True, result=drop_keys(to_json(result), self._clock_keys))
 
     def reset(self, env: Any) -> None:
         raise ResetUnsupported("AgentDojo environments have no reset path")
@@ -289,6 +292,17 @@ def normalise(value: JSON) -> JSON:
 
 def _all_str(value: JSON) -> bool:
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def drop_keys(value: JSON, keys: frozenset[str]) -> JSON:
+    """`value` without the dict entries named in `keys`, at any depth."""
+    if not keys:
+        return value
+    if isinstance(value, dict):
+        return {k: drop_keys(v, keys) for k, v in value.items() if k not in keys}
+    if isinstance(value, list):
+        return [drop_keys(v, keys) for v in value]
+    return value
 
 
 def to_json(value: Any) -> JSON:
