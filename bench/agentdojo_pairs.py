@@ -116,15 +116,22 @@ def main() -> int:
         "share_outside_checker_probes": round(1 - bare_all / pair_all, 3),
         "per_suite": per_suite,
     }
-    print(f"{summary['pairs']} AgentDojo pairs, {args.workers} worker(s), "
-          f"run {summary['run_wall_seconds']} s (import+load {summary['import_and_load_seconds']} s)")
+    load = summary["import_and_load_seconds"]
+    print(
+        f"{summary['pairs']} AgentDojo pairs, {args.workers} worker(s), "
+        f"run {summary['run_wall_seconds']} s (import+load {load} s)"
+    )
     print(f"{'suite':<10} {'pairs':>5} {'pair s':>8} {'bare s':>8} {'ratio':>6} {'outside':>8}")
     for suite, row in per_suite.items():
-        print(f"{suite:<10} {row['pairs']:>5} {row['mean_pair_seconds']:>8.3f} "
-              f"{row['mean_bare_checker_seconds']:>8.3f} {row['pair_over_bare']:>6.2f} "
-              f"{row['share_outside_checker_probes']:>8.1%}")
-    print(f"{'all':<10} {summary['pairs']:>5} {pair_all:>8.3f} {bare_all:>8.3f} "
-          f"{summary['pair_over_bare']:>6.2f} {summary['share_outside_checker_probes']:>8.1%}")
+        print(
+            f"{suite:<10} {row['pairs']:>5} {row['mean_pair_seconds']:>8.3f} "
+            f"{row['mean_bare_checker_seconds']:>8.3f} {row['pair_over_bare']:>6.2f} "
+            f"{row['share_outside_checker_probes']:>8.1%}"
+        )
+    print(
+        f"{'all':<10} {summary['pairs']:>5} {pair_all:>8.3f} {bare_all:>8.3f} "
+        f"{summary['pair_over_bare']:>6.2f} {summary['share_outside_checker_probes']:>8.1%}"
+    )
     out = Path("results") / "bench"
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"agentdojo-{datetime.now(UTC).date().isoformat()}.json"
