@@ -92,7 +92,10 @@ def test_registry_names_one_target_per_suite():
 
 def test_adapter_meets_the_protocol(banking):
     assert isinstance(banking, Adapter)
-    assert re.fullmatch(r"agentdojo \d+\.\d+\.\d+ suite v1\.2\.2", banking.version())
+    assert re.fullmatch(r"agentdojo \d+\.\d+\.\d+ v1\.2\.2 banking", banking.version())
+    # travel and workspace share tool modules: their versions (and so mutant ids) differ
+    travel, workspace = (AgentDojoAdapter(s) for s in ("travel", "workspace"))
+    assert travel.version() != workspace.version()
     tools = banking.tool_names()
     assert tools == sorted(tools) and {"send_money", "get_balance", "read_file"} <= set(tools)
     root = banking.source_root()
