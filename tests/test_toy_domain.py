@@ -171,7 +171,7 @@ def test_shared_invariants_are_stated_identically():
 
 def test_adapter_satisfies_the_protocol():
     assert isinstance(ADAPTER, Adapter)
-    assert ADAPTER.version() == toy_domain.__version__ == "1.0.0"
+    assert ADAPTER.version() == toy_domain.__version__ == "1.1.0"
     assert ADAPTER.tool_names() == sorted(TOOLS)
     assert (ADAPTER.source_root() / "toy_domain" / "bank.py").is_file()
     assert ADAPTER.contracts_dir() == ADAPTER.source_root() / "toy_domain" / "contracts"
