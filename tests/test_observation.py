@@ -3,6 +3,11 @@ the M-VALIDITY / M-INTEGRITY mutants the checker must report with the right clau
 
 from __future__ import annotations
 
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from harness.checker import ReferenceChecker, compile_target
@@ -262,3 +267,52 @@ def test_operators_act_only_on_observation_guards(observation_pairs: list[Pair])
     }
     validity = [p for p in observation_pairs if p.mutant.operator == "M-VALIDITY"]
     assert len(validity) == 4  # per guard: removed, boundary shifted
+
+
+# --- end to end: a small plan as users run it -------------------------------------------------
+
+OBSERVATION_PLAN = """
+schema_version: 1
+name: obs
+description: observation operators on the storage tools
+seed: 7
+timeout_seconds: 60
+liveness_probes_per_tool: 4
+arms:
+  - name: closed_world
+    kind: closed_world
+    target: toy_domain
+    tools: [download, update_object, export_bucket]
+    operators: [M-VALIDITY, M-INTEGRITY]
+    draw_per_operator: 12
+    stratify_by: tool
+"""
+
+
+def harness_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "harness", *args], cwd=cwd, capture_output=True, text=True
+    )
+
+
+def test_closed_world_report_has_a_row_per_observation_axis(tmp_path: Path) -> None:
+    (tmp_path / "plans").mkdir()
+    (tmp_path / "plans" / "obs.yaml").write_text(OBSERVATION_PLAN)
+    for command in ("draw", "freeze", "run"):
+        done = harness_cli(command, "plans/obs.yaml", cwd=tmp_path)
+        assert done.returncode == 0, done.stdout + done.stderr
+    assert "Closed-world recall per observation axis" in done.stdout
+    (run,) = (tmp_path / "results" / "obs").iterdir()
+    report = harness_cli("report", str(run), "--out", str(tmp_path / "report"), cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    with (tmp_path / "report" / "tables" / "closed_world_axes.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    by_axis = {(r["scope"], r["axis"]): r for r in rows}
+    assert set(by_axis) == {
+        (scope, axis) for scope in ("toy", "pooled") for axis in ("validity", "integrity")
+    }
+    # every site in the pool is drawn: 2 validity guards x (removed, shifted), 2 integrity guards
+    toy_validity, toy_integrity = by_axis["toy", "validity"], by_axis["toy", "integrity"]
+    assert (toy_validity["n"], toy_validity["detected"]) == ("4", "4")
+    assert (toy_integrity["n"], toy_integrity["detected"]) == ("2", "2")
+    assert toy_validity["class_matched_recall"] == toy_integrity["class_matched_recall"] == "1.000"
