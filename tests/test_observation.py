@@ -316,3 +316,22 @@ def test_closed_world_report_has_a_row_per_observation_axis(tmp_path: Path) -> N
     assert (toy_validity["n"], toy_validity["detected"]) == ("4", "4")
     assert (toy_integrity["n"], toy_integrity["detected"]) == ("2", "2")
     assert toy_validity["class_matched_recall"] == toy_integrity["class_matched_recall"] == "1.000"
+
+
+def test_an_issuer_that_issues_differently_each_time_makes_the_clauses_untestable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import toy_domain.storage as storage_module
+
+    original = storage_module.presign_download
+    calls = iter(range(1000))
+
+    def presign_with_a_counter(storage: Storage, key: str, ttl: int) -> dict:
+        return {**original(storage, key, ttl), "issued_call": next(calls)}
+
+    monkeypatch.setattr(storage_module, "presign_download", presign_with_a_counter)
+    report = check("download")
+    for clause_id in ("obs.unexpired", "obs.url_intact"):
+        verdict = next(c for c in report.clauses if c.clause_id == clause_id)
+        assert verdict.verdict is Verdict.UNTESTABLE
+        assert verdict.detail is not None and "issued another result" in verdict.detail

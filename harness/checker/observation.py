@@ -129,12 +129,20 @@ class ObservationCheck:
             return None
         return {name: pool[0] for name, pool in pools.items()} | prefer
 
-    def replay(self, issue: _Issue, advance: int = 0) -> tuple[Any, tuple[ProbeRecord, ...]]:
-        """A fresh environment with the issuing call made again and the clock advanced."""
+    def replay(self, issue: _Issue, advance: int = 0) -> tuple[Any, tuple[ProbeRecord, ...]] | None:
+        """A fresh environment with the issuing call made again and the clock advanced;
+        None when issuing again gives another result (the probes assume a deterministic
+        issuer, so that the predicate and the call see the same artifact)."""
         check = self.check
         env = check.adapter.fresh()
-        check.adapter.invoke(env, issue.tool, dict(issue.args))
+        again = check.adapter.invoke(env, issue.tool, dict(issue.args))
         check.probes_run += 1
+        if not again.success or not canonical_equal(again.result, issue.result):
+            self.cannot(
+                UntestableReason.NO_LEGAL_PROBE,
+                f"{issue.tool} issued another result when called again from a fresh state",
+            )
+            return None
         records = [issue.record]
         if advance > 0:
             clock = self.clause.clock
@@ -173,7 +181,10 @@ class ObservationCheck:
 
     def probe(self, kind: str, issue: _Issue, args: dict[str, JSON], advance: int = 0) -> None:
         check = self.check
-        env, records = self.replay(issue, advance)
+        replayed = self.replay(issue, advance)
+        if replayed is None:
+            return
+        env, records = replayed
         run = check.run(kind, args, env=env)
         run.setup = records
         want = self.expected(run.pre, args, issue)
