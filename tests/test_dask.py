@@ -39,7 +39,7 @@ def cluster() -> Iterator[tuple[str, distributed.Client]]:
         processes=True,
         threads_per_worker=1,
         host="127.0.0.1",
-        dashboard_address=None,
+        dashboard_address="127.0.0.1:0",
         silence_logs=logging.ERROR,
     )
     try:
@@ -50,37 +50,51 @@ def cluster() -> Iterator[tuple[str, distributed.Client]]:
         local.close(timeout=TIMEOUT)
 
 
+@pytest.fixture(scope="module")
+def frozen(tmp_path_factory) -> tuple[Path, list[dict]]:
+    """A drawn and frozen project of 8 pairs, and its ledger from the local executor."""
+    root = project(tmp_path_factory.mktemp("frozen"), per_operator=2)
+    drawn_and_frozen(root)
+    scored = tmp_path_factory.mktemp("local") / "small"
+    shutil.copytree(root, scored)
+    done = harness("run", "plans/small.yaml", "--workers", "2", cwd=scored)
+    assert done.returncode == 0, done.stderr
+    return root, comparable(ledger(scored))
+
+
+def copy_of(frozen_root: Path, tmp_path: Path) -> Path:
+    root = tmp_path / "small"
+    shutil.copytree(frozen_root, root)
+    return root
+
+
 def run_dask(root: Path, address: str, *extra: str) -> subprocess.CompletedProcess[str]:
     return harness(
         "run", "plans/small.yaml", "--executor", "dask", "--scheduler", address, *extra, cwd=root
     )
 
 
-def test_dask_ledger_equals_the_local_ledger_row_for_row(tmp_path, cluster):
+def test_dask_ledger_equals_the_local_ledger_row_for_row(tmp_path, cluster, frozen):
     address, _ = cluster
-    local = project(tmp_path / "local", per_operator=2)
-    drawn_and_frozen(local)
-    on_dask = tmp_path / "dask"
-    shutil.copytree(local, on_dask)
-    done = harness("run", "plans/small.yaml", "--workers", "2", cwd=local)
+    root = copy_of(frozen[0], tmp_path)
+    done = run_dask(root, address, "--batch-size", "3")
     assert done.returncode == 0, done.stderr
-    done = run_dask(on_dask, address, "--batch-size", "3")
-    assert done.returncode == 0, done.stderr
-    rows = ledger(on_dask)
+    rows = ledger(root)
     assert len(rows) == len({r.pair_id for r in rows}) == 8
-    assert comparable(rows) == comparable(ledger(local))
+    assert comparable(rows) == frozen[1]
     assert {r.status.value for r in rows} <= {"detected", "missed"}
-    again = run_dask(on_dask, address)  # resume: everything is already in the ledger
+    again = run_dask(root, address)  # resume: everything is already in the ledger
     assert "0 pairs scored now, 8 already" in " ".join(again.stdout.split())
-    assert comparable(ledger(on_dask)) == comparable(rows)
+    assert comparable(ledger(root)) == frozen[1]
 
 
-def test_timeouts_and_crashes_on_a_worker_follow_the_local_rules(tmp_path, cluster):
-    address, _ = cluster
+def test_timeouts_and_crashes_on_a_worker_follow_the_local_rules(tmp_path):
     root = project(tmp_path, timeout=3)
     fault_corpus(root)
     assert harness("freeze", "plans/small.yaml", cwd=root).returncode == 0
-    done = run_dask(root, address, "--batch-size", "4")
+    # no --scheduler: the run starts (and stops) its own LocalCluster
+    options = ["--executor", "dask", "--workers", "2", "--batch-size", "4"]
+    done = harness("run", "plans/small.yaml", *options, cwd=root)
     assert done.returncode == 0, done.stdout + done.stderr
     rows = {r.tool: r for r in ledger(root)}
     assert {tool: row.status.value for tool, row in rows.items()} == {
@@ -91,12 +105,9 @@ def test_timeouts_and_crashes_on_a_worker_follow_the_local_rules(tmp_path, clust
     assert "killed after 3 s" in rows["transfer"].error
 
 
-def test_a_worker_killed_mid_run_loses_and_duplicates_no_row(tmp_path, cluster):
+def test_a_worker_killed_mid_run_loses_and_duplicates_no_row(tmp_path, cluster, frozen):
     address, client = cluster
-    root = project(tmp_path, per_operator=3)
-    drawn_and_frozen(root)
-    twin = tmp_path / "twin"
-    shutil.copytree(root, twin)
+    root = copy_of(frozen[0], tmp_path)
     options = ["--executor", "dask", "--scheduler", address, "--batch-size", "2"]
     run = subprocess.Popen(
         [sys.executable, "-m", "harness", "run", "plans/small.yaml", *options],
@@ -106,39 +117,36 @@ def test_a_worker_killed_mid_run_loses_and_duplicates_no_row(tmp_path, cluster):
         text=True,
     )
     try:
-        # wait until a batch has finished and another is running, then kill its worker
+        # kill the first worker seen with a batch: its first batch also starts the batch
+        # host and computes the baselines, seconds in which the batch is surely unfinished
         victim, deadline = None, time.monotonic() + 120
         while victim is None and time.monotonic() < deadline and run.poll() is None:
-            files = list((root / "results").glob("small/*/ledger.jsonl"))
-            if files and files[0].read_text().count("\n") >= 1:
-                busy = [w for w, keys in client.processing().items() if keys]
-                victim = busy[0] if busy else None
-            time.sleep(0.05)
-        assert victim is not None, "no worker was busy after the first batch"
-        pid = client.run(os.getpid, workers=[victim], wait=True)[victim]
+            busy = [w for w, keys in client.processing().items() if keys]
+            victim = busy[0] if busy else None
+            time.sleep(0.02)
+        assert victim is not None, "no worker took a batch"
+        pid = client.run(os.getpid, workers=[victim])[victim]
         os.kill(pid, signal.SIGKILL)
         out, err = run.communicate(timeout=240)
     finally:
         run.kill()
     assert run.returncode == 0, out + err
-    assert harness("run", "plans/small.yaml", "--workers", "2", cwd=twin).returncode == 0
     rows = ledger(root)
-    assert len(rows) == len({r.pair_id for r in rows}) == 12
-    assert comparable(rows) == comparable(ledger(twin))
+    assert len(rows) == len({r.pair_id for r in rows}) == 8
+    assert comparable(rows) == frozen[1]
     client.wait_for_workers(2, timeout=TIMEOUT)  # the nanny restarted the killed worker
     assert pid not in client.run(os.getpid).values()
 
 
-def test_a_worker_with_a_modified_checker_refuses_and_is_named(tmp_path):
-    root = project(tmp_path, per_operator=1)
-    drawn_and_frozen(root)
+def test_a_worker_with_a_modified_checker_refuses_and_is_named(tmp_path, frozen):
+    root = copy_of(frozen[0], tmp_path)
     copy = tmp_path / "installed"
     package = Path(sys.modules["harness"].__file__).parent
     shutil.copytree(package, copy / "harness", ignore=shutil.ignore_patterns("__pycache__"))
     dynamic = copy / "harness" / "checker" / "dynamic.py"
     dynamic.write_text(dynamic.read_text() + "# one changed line\n")
     scheduler = distributed.LocalCluster(
-        n_workers=0, host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR
+        n_workers=0, host="127.0.0.1", dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR
     )
     worker = None
     try:
