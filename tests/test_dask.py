@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import test_runner
 from test_runner import (
     FAULTS,
     comparable,
@@ -136,6 +137,29 @@ def test_a_worker_killed_mid_run_loses_and_duplicates_no_row(tmp_path, cluster, 
     assert comparable(rows) == frozen[1]
     client.wait_for_workers(2, timeout=TIMEOUT)  # the nanny restarted the killed worker
     assert pid not in client.run(os.getpid).values()
+
+
+def test_a_pair_that_kills_its_batch_host_alone_is_infra_error(tmp_path, cluster, monkeypatch):
+    address, _ = cluster
+    killer = """
+        def deposit(bank, account_id, amount):
+            import os, signal
+            os.kill(os.getppid(), signal.SIGKILL)
+    """
+    faults = {"deposit": ("infra_error", killer), "update_item": FAULTS["update_item"]}
+    monkeypatch.setattr(test_runner, "FAULTS", faults)
+    root = project(tmp_path, timeout=5)
+    fault_corpus(root)
+    assert harness("freeze", "plans/small.yaml", cwd=root).returncode == 0
+    # both pairs in one batch: tried twice, then split; only the killer fails alone
+    done = run_dask(root, address, "--batch-size", "2")
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = {r.tool: r for r in ledger(root)}
+    assert {tool: r.status.value for tool, r in rows.items()} == {
+        "deposit": "infra_error",
+        "update_item": "crash",
+    }
+    assert rows["deposit"].error.startswith("failed 2 times on the cluster: HostLost")
 
 
 def test_a_worker_with_a_modified_checker_refuses_and_is_named(tmp_path, frozen):

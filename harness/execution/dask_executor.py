@@ -19,10 +19,12 @@ A subprocess, not a fork of the worker: Dask worker processes are daemonic (no
 multiprocessing children) and multi-threaded (unsafe to fork).
 
 Faults: a worker lost mid-batch loses that batch's outcomes only; Dask runs the task again
-elsewhere (up to `distributed.scheduler.allowed-failures`), and a task that still fails is
-resubmitted up to `BATCH_TRIES` times in all, after which its pairs are recorded as
-`infra_error` with the reason. Outcomes of a pair already recorded are dropped by the
-runner, so no row is written twice.
+elsewhere (up to `distributed.scheduler.allowed-failures`). A task that still fails (or
+whose batch host died: a mutant may kill its parent) is submitted again, `BATCH_TRIES`
+times in all; a batch of several pairs that still fails is split into one-pair batches,
+each with its own tries, and only a pair that fails alone is recorded as `infra_error`
+with the reason. Outcomes of a pair already recorded are dropped by the runner, so no row
+is written twice.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ from harness.execution.runner import PairOutcome, RunJob
 
 CONNECT_TIMEOUT = "30s"
 CLOSE_TIMEOUT = 30  # seconds
-BATCH_TRIES = 3
+BATCH_TRIES = 2
 
 
 @dataclass(frozen=True)
@@ -289,6 +291,11 @@ class DaskExecutor:
                     if tries < BATCH_TRIES:
                         results.add(submit(index, tries))
                         continue
+                    if len(batches[index]) > 1:  # find the pair that fails alone
+                        for pair in batches[index]:
+                            batches.append([pair])
+                            results.add(submit(len(batches) - 1, 0))
+                        continue
                     outcomes = _infra_errors(batches[index], tries, exc)
                 for outcome in outcomes:
                     on_outcome(outcome)
@@ -296,6 +303,6 @@ class DaskExecutor:
 
 def _infra_errors(batch: list[DrawnPair], tries: int, exc: Exception) -> list[PairOutcome]:
     started = datetime.now(UTC).isoformat(timespec="seconds")
-    error = f"batch failed {tries} times on the cluster: {type(exc).__name__}: {exc}"
+    error = f"failed {tries} times on the cluster: {type(exc).__name__}: {exc}"
     fields = {"status": PairStatus.INFRA_ERROR, "error": error}
     return [PairOutcome(p.pair_id, dict(fields), started, 0.0) for p in batch]
