@@ -231,3 +231,19 @@ def test_dask_missing_names_the_extra_to_install(tmp_path, capsys, monkeypatch):
         "error: --executor: dask: the distributed package is not installed; "
         "fix: pip install 'contract-harness[dask]'"
     )
+
+
+def test_a_batch_host_that_cannot_start_says_why(tmp_path, monkeypatch):
+    from harness.execution.dask_executor import BatchSpec, HostStartFailed, _host
+    from harness.execution.plan import load_plan
+
+    broken = tmp_path / "python"  # what a worker without the project would run
+    broken.write_text("#!/bin/sh\necho \"ModuleNotFoundError: No module named 'harness'\" >&2\n")
+    broken.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(broken))
+    plan = load_plan(project(tmp_path, per_operator=1) / "plans" / "small.yaml")
+    spec = BatchSpec("f00", False, plan, {}, {}, {})
+    with pytest.raises(HostStartFailed) as failed:
+        _host(spec, "tcp://10.0.0.7:39113")
+    assert failed.value.worker == "tcp://10.0.0.7:39113"
+    assert failed.value.reason == "ModuleNotFoundError: No module named 'harness'"

@@ -35,6 +35,7 @@ import os
 import pickle
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -106,6 +107,14 @@ class HostLost(Exception):
     """The batch host ended mid-batch (killed, or out of memory)."""
 
 
+class HostStartFailed(Exception):
+    """A worker could not start its batch host: its installation is broken, not a pair."""
+
+    def __init__(self, worker: str, reason: str):
+        super().__init__(worker, reason)
+        self.worker, self.reason = worker, reason
+
+
 def installed_mismatches(spec: BatchSpec) -> list[HashMismatch]:
     """What this interpreter's installed inputs change against the spec, first by group."""
     hashes, versions = installed_inputs(spec.plan)
@@ -142,18 +151,24 @@ def _host(spec: BatchSpec, worker: str) -> subprocess.Popen[bytes]:
         return host
     for key in [k for k in _HOSTS if k[1] == thread]:  # an earlier run's host on this thread
         _HOSTS.pop(key).kill()
-    host = subprocess.Popen(
-        [sys.executable, "-m", "harness.execution.batch_host"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-    )
-    assert host.stdin is not None and host.stdout is not None
-    try:
-        send(host.stdin, spec)
-        kind, payload = pickle.load(host.stdout)
-    except (EOFError, OSError, pickle.UnpicklingError) as exc:
-        host.kill()
-        raise HostLost(f"the batch host on {worker} did not start: {exc}") from exc
+    # its stderr goes to a file, not a pipe nobody reads; kept only to explain a failed start
+    with tempfile.TemporaryFile() as errors:
+        host = subprocess.Popen(
+            [sys.executable, "-m", "harness.execution.batch_host"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+        )
+        assert host.stdin is not None and host.stdout is not None
+        try:
+            send(host.stdin, spec)
+            kind, payload = pickle.load(host.stdout)
+        except (EOFError, OSError, pickle.UnpicklingError) as exc:
+            host.kill()
+            host.wait()
+            errors.seek(0)
+            lines = errors.read().decode(errors="replace").strip().splitlines() or [repr(exc)]
+            raise HostStartFailed(worker, lines[-1]) from exc
     if kind == "refused":
         host.kill()
         host.wait()
@@ -179,8 +194,12 @@ def score_batch(spec: BatchSpec, pairs: list[DrawnPair]) -> list[PairOutcome]:
             outcomes.append(payload)
     except (EOFError, OSError, pickle.UnpicklingError) as exc:
         _HOSTS.pop((spec.freeze_id, threading.get_ident()), None)
-        host.kill()
-        raise HostLost(f"the batch host on {worker} ended mid-batch: {exc!r}") from exc
+        try:
+            code = host.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            host.kill()
+            code = host.wait()
+        raise HostLost(f"the batch host on {worker} ended mid-batch (exit code {code})") from exc
 
 
 # --- the client side ----------------------------------------------------------------------------
@@ -287,6 +306,17 @@ class DaskExecutor:
                 except FreezeMismatch as exc:
                     client.cancel(list(submitted))
                     raise UserError(exc.problems()) from exc
+                except HostStartFailed as exc:
+                    client.cancel(list(submitted))
+                    raise UserError(
+                        Problem(
+                            f"dask worker {exc.worker}",
+                            "batch host",
+                            f"could not start ({exc.reason})",
+                            "install the project and its packages on that worker "
+                            "(docs/cluster.md) and restart it",
+                        )
+                    ) from exc
                 except Exception as exc:  # a lost worker or host, beyond Dask's own retries
                     if tries < BATCH_TRIES:
                         results.add(submit(index, tries))
