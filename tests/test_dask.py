@@ -109,7 +109,8 @@ def test_timeouts_and_crashes_on_a_worker_follow_the_local_rules(tmp_path):
 def test_a_worker_killed_mid_run_loses_and_duplicates_no_row(tmp_path, cluster, frozen):
     address, client = cluster
     root = copy_of(frozen[0], tmp_path)
-    options = ["--executor", "dask", "--scheduler", address, "--batch-size", "2"]
+    # two batches of 4, one per worker: whichever worker is seen busy is mid-batch
+    options = ["--executor", "dask", "--scheduler", address, "--batch-size", "4"]
     run = subprocess.Popen(
         [sys.executable, "-m", "harness", "run", "plans/small.yaml", *options],
         cwd=root,
@@ -118,8 +119,6 @@ def test_a_worker_killed_mid_run_loses_and_duplicates_no_row(tmp_path, cluster, 
         text=True,
     )
     try:
-        # kill the first worker seen with a batch: its first batch also starts the batch
-        # host and computes the baselines, seconds in which the batch is surely unfinished
         victim, deadline = None, time.monotonic() + 120
         while victim is None and time.monotonic() < deadline and run.poll() is None:
             busy = [w for w, keys in client.processing().items() if keys]
@@ -137,6 +136,15 @@ def test_a_worker_killed_mid_run_loses_and_duplicates_no_row(tmp_path, cluster, 
     assert comparable(rows) == frozen[1]
     client.wait_for_workers(2, timeout=TIMEOUT)  # the nanny restarted the killed worker
     assert pid not in client.run(os.getpid).values()
+    # the scheduler took a running batch back from the lost worker and ran it again
+    rescheduled = client.run_on_scheduler(
+        lambda dask_scheduler: [
+            (key, start, finish)
+            for key, start, finish, *_ in dask_scheduler.transition_log
+            if str(key).startswith("score_batch") and start == "processing"
+        ]
+    )
+    assert any(finish == "released" for _, _, finish in rescheduled), rescheduled
 
 
 def test_a_pair_that_kills_its_batch_host_alone_is_infra_error(tmp_path, cluster, monkeypatch):
