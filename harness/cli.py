@@ -316,8 +316,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--batch-size",
         type=int,
-        default=8,
-        help="pairs per Dask task (--executor dask only)",
+        default=None,
+        help="pairs per Dask task (--executor dask only; default 8)",
     )
     run.add_argument(
         "--post-hoc",

@@ -218,6 +218,7 @@ def test_a_worker_with_a_modified_checker_refuses_and_is_named(tmp_path, frozen)
     [
         (["--executor", "ray"], "--executor: executor: unknown executor 'ray'; fix: use local"),
         (["--scheduler", "tcp://127.0.0.1:8786"], "--scheduler: scheduler: only the dask"),
+        (["--batch-size", "4"], "--batch-size: batch_size: only the dask executor takes it"),
         (
             ["--executor", "dask", "--scheduler", "tcp://127.0.0.1:8786", "--workers", "2"],
             "--workers: workers: a cluster's workers are chosen where they start",

@@ -43,6 +43,7 @@ from harness.execution.runner import (
 _FORK = multiprocessing.get_context("fork")
 EXECUTORS = ("local", "dask")
 DASK_MISSING = "pip install 'contract-harness[dask]'"
+DEFAULT_BATCH_SIZE = 8  # pairs per Dask task: few enough that a lost worker costs little
 
 
 def _child(ctx: RunContext, pair: DrawnPair, conn: Connection) -> None:
@@ -143,7 +144,7 @@ class LocalExecutor:
 
 
 def executor_for(
-    name: str, *, workers: int | None, scheduler: str | None, batch_size: int
+    name: str, *, workers: int | None, scheduler: str | None, batch_size: int | None
 ) -> Executor:
     """The executor the `run` options name; bad combinations are one-line errors."""
     if name not in EXECUTORS:
@@ -151,15 +152,16 @@ def executor_for(
             Problem("--executor", "executor", f"unknown executor {name!r}", "use local or dask")
         )
     if name == "local":
-        if scheduler is not None:
-            raise UserError(
-                Problem(
-                    "--scheduler",
-                    "scheduler",
-                    "only the dask executor has a scheduler",
-                    "add --executor dask, or drop --scheduler",
+        for option, value in (("--scheduler", scheduler), ("--batch-size", batch_size)):
+            if value is not None:
+                raise UserError(
+                    Problem(
+                        option,
+                        option.removeprefix("--").replace("-", "_"),
+                        "only the dask executor takes it",
+                        f"add --executor dask, or drop {option}",
+                    )
                 )
-            )
         return LocalExecutor(workers or os.cpu_count() or 1)
     if importlib.util.find_spec("distributed") is None:
         raise UserError(
@@ -172,4 +174,8 @@ def executor_for(
         )
     from harness.execution.dask_executor import DaskExecutor
 
-    return DaskExecutor(scheduler=scheduler, workers=workers, batch_size=batch_size)
+    return DaskExecutor(
+        scheduler=scheduler,
+        workers=workers,
+        batch_size=DEFAULT_BATCH_SIZE if batch_size is None else batch_size,
+    )
