@@ -186,13 +186,17 @@ def cmd_freeze(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from harness.analysis import load_run_meta, main_tables
+    from harness.execution.executors import executor_for
     from harness.execution.progress import RunProgress
     from harness.execution.runner import execute
 
+    executor = executor_for(
+        args.executor, workers=args.workers, scheduler=args.scheduler, batch_size=args.batch_size
+    )
     progress = RunProgress(err_console)
     try:
         result = execute(
-            Path(args.plan), workers=args.workers, post_hoc=args.post_hoc, progress=progress
+            Path(args.plan), post_hoc=args.post_hoc, progress=progress, executor=executor
         )
     finally:
         progress.stop()
@@ -293,7 +297,28 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="verify the freeze, score every pair, print the summary")
     run.add_argument("plan")
-    run.add_argument("--workers", type=int, default=None, help="parallel pairs (default: CPUs)")
+    run.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="parallel pairs, or the LocalCluster's workers with --executor dask (default: CPUs)",
+    )
+    run.add_argument(
+        "--executor",
+        default="local",
+        help="local (forked processes, the default) or dask (docs/cluster.md)",
+    )
+    run.add_argument(
+        "--scheduler",
+        default=None,
+        help="tcp://HOST:8786 of a running Dask scheduler (default: start a LocalCluster)",
+    )
+    run.add_argument(
+        "--batch-size",
+        type=int,
+        default=None,
+        help="pairs per Dask task (--executor dask only; default 8)",
+    )
     run.add_argument(
         "--post-hoc",
         action="store_true",

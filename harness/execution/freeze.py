@@ -88,6 +88,36 @@ def current_inputs(
     """(hashes by group, target versions) as the inputs are now."""
     hashes: dict[str, dict[str, str]] = {}
     hashes["plan"] = {_rel(plan_path, root): sha256_file(plan_path)}
+    installed, versions = installed_inputs(plan)
+    hashes.update(installed)
+    corpus = corpus_dir(root, plan)
+    if not (corpus / "manifest.json").exists():
+        raise UserError(
+            Problem(
+                str(corpus),
+                "corpus",
+                "nothing drawn yet",
+                f"run `harness draw {_rel(plan_path, root)}` first",
+            )
+        )
+    hashes["corpus"] = {_rel(p, root): sha256_file(p) for p in _files(corpus)}
+    controls = root / "controls"
+    ids = {c.id for c in plan.negative_controls}
+    hashes["controls"] = (
+        {_rel(p, root): sha256_file(p) for p in _files(controls) if p.stem in ids}
+        if controls.exists()
+        else {}
+    )
+    return hashes, versions
+
+
+INSTALLED_GROUPS = ("checker_scope", "contracts", "target_source")
+
+
+def installed_inputs(plan: Plan) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
+    """(hashes of INSTALLED_GROUPS, target versions): what the installed packages of this
+    interpreter hold, the part of a freeze a remote worker can check for itself."""
+    hashes: dict[str, dict[str, str]] = {}
     checker = checker_for(plan)
     scope = checker.scope_files()
     # keyed from the parent of the scope's common folder: harness/checker/dynamic.py for the
@@ -117,24 +147,6 @@ def current_inputs(
         for package in sorted(packages):
             for path in _files(package, "*.py"):
                 hashes["target_source"][f"{name}:{_rel(path, source_root)}"] = sha256_file(path)
-    corpus = corpus_dir(root, plan)
-    if not (corpus / "manifest.json").exists():
-        raise UserError(
-            Problem(
-                str(corpus),
-                "corpus",
-                "nothing drawn yet",
-                f"run `harness draw {_rel(plan_path, root)}` first",
-            )
-        )
-    hashes["corpus"] = {_rel(p, root): sha256_file(p) for p in _files(corpus)}
-    controls = root / "controls"
-    ids = {c.id for c in plan.negative_controls}
-    hashes["controls"] = (
-        {_rel(p, root): sha256_file(p) for p in _files(controls) if p.stem in ids}
-        if controls.exists()
-        else {}
-    )
     return hashes, versions
 
 

@@ -1,33 +1,31 @@
 """`harness run`: score every drawn pair of a frozen plan into an append-only ledger.
 
-The parent process imports the targets once, computes the baseline verdicts of the
-original tools and their liveness observations, then forks one child per pair (up to
-`workers` at a time). The child applies the mutant in memory, runs the frozen checker and
-the liveness corpus, and sends back the row's fields; it never writes. The parent is the
-single writer of the ledger. A child past the timeout is killed (`timeout`); a child that
-dies without answering, or whose mutant raises SystemExit or another BaseException, is a
-`crash`. Forking from the same parent state for every pair makes rows independent of the
-worker count and of the order in which pairs finish.
+`execute` verifies the freeze, opens the ledger and hands the pairs not yet in it to an
+executor (`harness.execution.executors`: the local fork-per-pair pool, or Dask). Whatever
+the executor, the pair's row fields come from `score_pair` on a `RunContext` prepared once
+per process (targets, the baseline verdicts of the original tools, their liveness
+observations, the grader's verdicts), and the process that called `execute` is the single
+writer of the ledger: an outcome whose pair is already recorded is dropped, so a rerun
+batch never writes a row twice. Rows depend on nothing but the plan, its seed and the
+freeze, never on the executor, the worker count or the order in which pairs finish.
 """
 
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import platform
 import sys
-import time
-from collections import Counter, deque
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from harness.checker.verdicts import ToolReport, Verdict
 from harness.contracts.predicate import compile_predicate
-from harness.errors import Problem, UserError
+from harness.errors import UserError
 from harness.execution.controls import patched_contract
 from harness.execution.draw import Corpus, DrawnPair, load_corpus
 from harness.execution.freeze import (
@@ -50,8 +48,6 @@ from harness.execution.plan import Plan, project_root
 from harness.targets.adapter import GraderAdapter
 from harness.targets.registry import Target, load_target
 
-_FORK = multiprocessing.get_context("fork")
-
 
 @dataclass
 class RunContext:
@@ -66,6 +62,81 @@ class RunContext:
     baselines: dict[tuple[str, str], ToolReport] = field(default_factory=dict)
     observations: dict[tuple[str, str], list[Observation]] = field(default_factory=dict)
     grades: dict[tuple[str, str], bool] = field(default_factory=dict)  # (target, task) -> utility
+
+
+@dataclass(frozen=True)
+class RunJob:
+    """What an executor is given besides the pairs: the verified plan and its run."""
+
+    plan_path: Path
+    plan: Plan
+    root: Path
+    run_id: str  # the freeze id, or posthoc-<id of the current inputs>
+    post_hoc: bool
+    corpus: Corpus
+    folder: Path
+
+
+@dataclass(frozen=True)
+class PairOutcome:
+    """One scored pair as it crosses from a worker to the ledger writer."""
+
+    pair_id: str
+    fields: dict[str, Any]  # LedgerRow fields from status on; see score_pair
+    started_at: str
+    seconds: float
+
+
+class Executor(Protocol):
+    """Scores pairs somewhere and reports each outcome to `on_outcome`, in the calling
+    thread; it may report a pair more than once (the caller keeps the first)."""
+
+    def describe(self) -> dict[str, Any]: ...  # run.json fields: executor, workers...
+
+    def run(
+        self, job: RunJob, pairs: list[DrawnPair], on_outcome: Callable[[PairOutcome], None]
+    ) -> None: ...
+
+
+def new_context(
+    plan: Plan, freeze_id: str, post_hoc: bool, liveness: dict[str, Any], corpus: Corpus | None
+) -> RunContext:
+    """A context with targets and checker loaded; `complete_context` adds what pairs need."""
+    if corpus is None:  # a Dask worker gets the liveness calls, not the whole corpus
+        corpus = Corpus(plan=plan.name, seed=plan.seed, pairs=[], liveness=liveness)
+    targets = {name: load_target(name) for name in plan.targets()}
+    return RunContext(plan, freeze_id, post_hoc, corpus, targets, checker_for(plan))
+
+
+def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None) -> None:
+    """Baselines (cached in the JSON file `cache` when given), liveness observations and
+    grader verdicts of the original tools the pairs touch, each computed once per context."""
+    keys = list(dict.fromkeys((p.mutant.target, p.tool) for p in pairs))
+    cached: dict[str, Any] = (
+        json.loads(cache.read_text()) if cache is not None and cache.exists() else {}
+    )
+    for name, tool in keys:
+        if (name, tool) in ctx.baselines:
+            continue
+        label = f"{name}:{tool}"
+        if label in cached:
+            ctx.baselines[(name, tool)] = ToolReport.model_validate(cached[label])
+            continue
+        report = ctx.checker.check(ctx.targets[name], [tool]).tool(tool)
+        ctx.baselines[(name, tool)] = report
+        cached[label] = report.model_dump(mode="json")
+    if cache is not None:
+        _write_json(cache, cached)
+    for name, tool in keys:
+        calls = ctx.corpus.liveness.get(name, {}).get(tool)
+        if (name, tool) not in ctx.observations and calls is not None:
+            ctx.observations[(name, tool)] = observe(ctx.targets[name].adapter, tool, calls)
+    for name, tool in keys:
+        adapter = ctx.targets[name].adapter
+        if isinstance(adapter, GraderAdapter):
+            for task in adapter.grader_tasks(tool):
+                if (name, task) not in ctx.grades:
+                    ctx.grades[(name, task)] = adapter.grade(task)
 
 
 # --- scoring one pair (runs in the child) -----------------------------------------------------
@@ -180,21 +251,6 @@ def grader_fields(ctx: RunContext, target: Target, tool: str) -> dict[str, Any]:
     return {"grader_caught": bool(changed), "grader_tasks": changed}
 
 
-def _child(ctx: RunContext, pair: DrawnPair, conn: Connection) -> None:
-    devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):  # a mutant's prints must not garble the parent's progress bar
-        os.dup2(devnull, fd)
-    try:
-        message: tuple[str, Any] = ("ok", score_pair(ctx, pair))
-    except BaseException as exc:  # SystemExit, KeyboardInterrupt...: the mutant killed us
-        message = ("crash", f"{type(exc).__name__}: {exc}")
-    try:
-        conn.send(message)
-    finally:
-        conn.close()
-        os._exit(0)  # skip atexit and finalizers a mutant may have poisoned
-
-
 # --- the parent ---------------------------------------------------------------------------------
 
 
@@ -227,9 +283,7 @@ def prepare(plan_path: Path, post_hoc: bool) -> tuple[Plan, Path, str, bool]:
     return plan, root, f"posthoc-{current}", True
 
 
-def _row(
-    ctx: RunContext, pair: DrawnPair, fields: dict[str, Any], started: str, seconds: float
-) -> LedgerRow:
+def _row(job: RunJob, pair: DrawnPair, outcome: PairOutcome) -> LedgerRow:
     mutant = pair.mutant
     return LedgerRow(
         pair_id=pair.pair_id,
@@ -240,11 +294,11 @@ def _row(
         defect_class=mutant.defect_class,
         target=mutant.target,
         target_version=mutant.target_version,
-        freeze_id=ctx.freeze_id,
-        post_hoc=ctx.post_hoc,
+        freeze_id=job.run_id,
+        post_hoc=job.post_hoc,
         predicted=pair.predicted,
-        timing=Timing(seconds=round(seconds, 4), started_at=started),
-        **fields,
+        timing=Timing(seconds=round(outcome.seconds, 4), started_at=outcome.started_at),
+        **outcome.fields,
     )
 
 
@@ -260,137 +314,59 @@ def execute(
     workers: int | None = None,
     post_hoc: bool = False,
     progress: Any = None,
+    executor: Executor | None = None,
 ) -> RunResult:
+    """Score the pairs not yet in the ledger with `executor` (default: the local pool of
+    `workers` processes)."""
+    from harness.execution.executors import LocalExecutor
+
+    if executor is None:
+        executor = LocalExecutor(workers or os.cpu_count() or 1)
     plan, root, run_id, post_hoc = prepare(plan_path, post_hoc)
     corpus = load_corpus(root, plan)
-    workers = workers or os.cpu_count() or 1
-    if workers < 1:
-        raise UserError(
-            Problem("--workers", "workers", "must be at least 1", "pass --workers 1 or more")
-        )
     folder = run_dir_for(root, plan, run_id)
     folder.mkdir(parents=True, exist_ok=True)
-    targets = {name: load_target(name) for name in plan.targets()}
-    ctx = RunContext(plan, run_id, post_hoc, corpus, targets, checker_for(plan))
-    _baselines(ctx, folder)
-    for name, tools in corpus.liveness.items():
-        for tool, calls in tools.items():
-            ctx.observations[(name, tool)] = observe(targets[name].adapter, tool, calls)
-    for pair in corpus.pairs:
-        adapter = targets[pair.mutant.target].adapter
-        if isinstance(adapter, GraderAdapter):
-            for task in adapter.grader_tasks(pair.tool):
-                key = (pair.mutant.target, task)
-                if key not in ctx.grades:
-                    ctx.grades[key] = adapter.grade(task)
-
+    job = RunJob(plan_path, plan, root, run_id, post_hoc, corpus, folder)
+    checker = checker_for(plan)
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     manifest = {
         "plan": plan.name,
         "run": run_id,
-        "freeze_id": ctx.freeze_id,
+        "freeze_id": run_id,
         "post_hoc": post_hoc,
-        "workers": workers,
+        **executor.describe(),
         "started_at": started_at,
         "ended_at": None,
         "python": platform.python_version(),
         "platform": platform.platform(),
-        "checker": f"{ctx.checker.name} {ctx.checker.version}",
-        "target_versions": {n: t.adapter.version() for n, t in targets.items()},
+        "checker": f"{checker.name} {checker.version}",
+        "target_versions": {n: load_target(n).adapter.version() for n in plan.targets()},
         "pairs_total": len(corpus.pairs),
     }
     _write_json(folder / "run.json", manifest)
+    by_id = {p.pair_id: p for p in corpus.pairs}
+    scored = 0
     with LedgerWriter(folder / "ledger.jsonl") as ledger:
-        todo = deque(p for p in corpus.pairs if p.pair_id not in ledger.done)
+        todo = [p for p in corpus.pairs if p.pair_id not in ledger.done]
         skipped = len(corpus.pairs) - len(todo)
         if progress is not None:
             progress.start(len(corpus.pairs), skipped)
-        scored = _schedule(ctx, todo, ledger, workers, progress)
+
+        def record(outcome: PairOutcome) -> None:
+            nonlocal scored
+            if outcome.pair_id in ledger.done:  # a batch Dask ran again after a lost worker
+                return
+            ledger.append(_row(job, by_id[outcome.pair_id], outcome))
+            scored += 1
+            if progress is not None:
+                progress.advance(outcome.fields["status"])
+
+        executor.run(job, todo, record)
     rows = list(read_rows(folder / "ledger.jsonl"))
     manifest["ended_at"] = datetime.now(UTC).isoformat(timespec="seconds")
     manifest["totals"] = dict(sorted(Counter(r.status.value for r in rows).items()))
     _write_json(folder / "run.json", manifest)
     return RunResult(folder, rows, skipped, scored)
-
-
-def _baselines(ctx: RunContext, folder: Path) -> None:
-    """The checker on the original tools, once per tool and freeze (cached in the run dir)."""
-    cache = folder / "baseline.json"
-    cached: dict[str, Any] = json.loads(cache.read_text()) if cache.exists() else {}
-    for pair in ctx.corpus.pairs:
-        key = (pair.mutant.target, pair.tool)
-        if key in ctx.baselines:
-            continue
-        name = f"{key[0]}:{key[1]}"
-        if name in cached:
-            ctx.baselines[key] = ToolReport.model_validate(cached[name])
-            continue
-        report = ctx.checker.check(ctx.targets[key[0]], [key[1]]).tool(key[1])
-        ctx.baselines[key] = report
-        cached[name] = report.model_dump(mode="json")
-    _write_json(cache, cached)
-
-
-def _schedule(
-    ctx: RunContext, todo: deque[DrawnPair], ledger: LedgerWriter, workers: int, progress: Any
-) -> int:
-    running: dict[Connection, tuple[Any, DrawnPair, float, str]] = {}
-    scored = 0
-
-    def finish(conn: Connection, fields: dict[str, Any]) -> None:
-        nonlocal scored
-        process, pair, began, started = running.pop(conn)
-        process.join()
-        conn.close()
-        ledger.append(_row(ctx, pair, fields, started, time.monotonic() - began))
-        scored += 1
-        if progress is not None:
-            progress.advance(fields["status"])
-
-    try:
-        while todo or running:
-            while todo and len(running) < workers:
-                pair = todo.popleft()
-                receive, send = _FORK.Pipe(duplex=False)
-                process = _FORK.Process(target=_child, args=(ctx, pair, send), daemon=True)
-                process.start()
-                send.close()
-                running[receive] = (
-                    process,
-                    pair,
-                    time.monotonic(),
-                    datetime.now(UTC).isoformat(timespec="seconds"),
-                )
-            for conn in wait(list(running), timeout=0.05):
-                try:
-                    kind, payload = conn.recv()
-                except (EOFError, OSError):
-                    process = running[conn][0]
-                    process.join()
-                    fields = {
-                        "status": PairStatus.CRASH,
-                        "error": f"worker died with exit code {process.exitcode}",
-                    }
-                else:
-                    fields = (
-                        payload if kind == "ok" else {"status": PairStatus.CRASH, "error": payload}
-                    )
-                finish(conn, fields)
-            now = time.monotonic()
-            for conn, (process, _, began, _) in list(running.items()):
-                if now - began > ctx.plan.timeout_seconds:
-                    process.kill()
-                    finish(
-                        conn,
-                        {
-                            "status": PairStatus.TIMEOUT,
-                            "error": f"killed after {ctx.plan.timeout_seconds:g} s",
-                        },
-                    )
-    finally:
-        for process, *_ in running.values():
-            process.kill()
-    return scored
 
 
 if sys.platform == "win32":  # pragma: no cover - fork is required

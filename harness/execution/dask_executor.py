@@ -1,0 +1,338 @@
+"""The Dask executor: the pairs of a run as batches on a Dask cluster (`distributed`).
+
+Client (`DaskExecutor.run`, in `harness run --executor dask [--scheduler ADDRESS]`): cuts
+the pairs not yet in the ledger into batches of `batch_size`, in corpus order, and submits
+one task per batch with a `BatchSpec`: the freeze id, the plan, the liveness corpus and the
+hashes of the installed inputs (checker scope, contracts, target source, target versions)
+that the freeze was verified against. Results come back per batch and the runner appends
+the rows (single writer, skipping pairs already recorded). Without `--scheduler` it starts
+a `LocalCluster` of `--workers` processes on 127.0.0.1.
+
+Worker (`score_batch`): the batch is scored in a *batch host*, a plain subprocess of the
+Dask worker (`python -m harness.execution.batch_host`, same interpreter and environment),
+kept per freeze id and worker thread. The host recomputes the installed hashes and refuses
+the spec if any differs (`FreezeMismatch`, naming the worker, the group and the file);
+otherwise it prepares one `RunContext` (baselines, liveness observations, grader verdicts
+of the tools its batches touch, each computed once per host) and scores each pair in a
+forked child with the local executor's timeout and crash rules (`executors.score_pairs`).
+A subprocess, not a fork of the worker: Dask worker processes are daemonic (no
+multiprocessing children) and multi-threaded (unsafe to fork).
+
+Faults: a worker lost mid-batch loses that batch's outcomes only; Dask runs the task again
+elsewhere (up to `distributed.scheduler.allowed-failures`). A task that still fails (or
+whose batch host died: a mutant may kill its parent) is submitted again, `BATCH_TRIES`
+times in all; a batch of several pairs that still fails is split into one-pair batches,
+each with its own tries, and only a pair that fails alone is recorded as `infra_error`
+with the reason. Outcomes of a pair already recorded are dropped by the runner, so no row
+is written twice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import IO, Any
+
+from harness.errors import Problem, UserError
+from harness.execution.draw import DrawnPair
+from harness.execution.freeze import INSTALLED_GROUPS, installed_inputs
+from harness.execution.ledger import PairStatus
+from harness.execution.plan import Plan
+from harness.execution.runner import PairOutcome, RunJob
+
+CONNECT_TIMEOUT = "30s"
+CLOSE_TIMEOUT = 30  # seconds
+BATCH_TRIES = 2
+
+
+@dataclass(frozen=True)
+class BatchSpec:
+    """What a worker needs, besides the pairs, to score a batch exactly as the client would."""
+
+    freeze_id: str
+    post_hoc: bool
+    plan: Plan
+    liveness: dict[str, Any]
+    hashes: dict[str, dict[str, str]]  # INSTALLED_GROUPS -> key -> sha256
+    target_versions: dict[str, str]
+
+
+@dataclass(frozen=True)
+class HashMismatch:
+    group: str  # checker_scope, contracts, target_source or target_versions
+    key: str
+    expected: str | None  # the client's (the freeze's); None: absent there
+    found: str | None  # this worker's; None: absent here
+
+    def describe(self) -> str:
+        def short(value: str | None) -> str:
+            return "absent" if value is None else value[:12]
+
+        return f"{self.key} is {short(self.found)} here, {short(self.expected)} in the freeze"
+
+
+class FreezeMismatch(Exception):
+    """A worker whose installed inputs hash differently from the client's refused a batch."""
+
+    def __init__(self, worker: str, freeze_id: str, mismatches: list[HashMismatch]):
+        super().__init__(worker, freeze_id, mismatches)
+        self.worker, self.freeze_id, self.mismatches = worker, freeze_id, mismatches
+
+    def problems(self) -> list[Problem]:
+        fix = (
+            "install the project at the client's commit with the same packages on that "
+            "worker and restart it (docs/cluster.md)"
+        )
+        return [
+            Problem(
+                f"dask worker {self.worker}",
+                m.group,
+                f"{m.describe()} {self.freeze_id}; the worker refused its batch",
+                fix,
+            )
+            for m in self.mismatches[:5]
+        ]
+
+
+class HostLost(Exception):
+    """The batch host ended mid-batch (killed, or out of memory)."""
+
+
+class HostStartFailed(Exception):
+    """A worker could not start its batch host: its installation is broken, not a pair."""
+
+    def __init__(self, worker: str, reason: str):
+        super().__init__(worker, reason)
+        self.worker, self.reason = worker, reason
+
+
+def installed_mismatches(spec: BatchSpec) -> list[HashMismatch]:
+    """What this interpreter's installed inputs change against the spec, first by group."""
+    hashes, versions = installed_inputs(spec.plan)
+    mismatches = []
+    for group in INSTALLED_GROUPS:
+        expected, found = spec.hashes.get(group, {}), hashes.get(group, {})
+        for key in sorted(set(expected) | set(found)):
+            if expected.get(key) != found.get(key):
+                mismatches.append(HashMismatch(group, key, expected.get(key), found.get(key)))
+    for name in sorted(set(spec.target_versions) | set(versions)):
+        if spec.target_versions.get(name) != versions.get(name):
+            mismatches.append(
+                HashMismatch(
+                    "target_versions", name, spec.target_versions.get(name), versions.get(name)
+                )
+            )
+    return mismatches
+
+
+# --- the worker side ----------------------------------------------------------------------------
+
+_HOSTS: dict[tuple[str, int], subprocess.Popen[bytes]] = {}
+
+
+def send(stream: IO[bytes], message: object) -> None:
+    pickle.dump(message, stream, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.flush()
+
+
+def _host(spec: BatchSpec, worker: str) -> subprocess.Popen[bytes]:
+    thread = threading.get_ident()
+    host = _HOSTS.get((spec.freeze_id, thread))
+    if host is not None and host.poll() is None:
+        return host
+    for key in [k for k in _HOSTS if k[1] == thread]:  # an earlier run's host on this thread
+        _HOSTS.pop(key).kill()
+    # its stderr goes to a file, not a pipe nobody reads; kept only to explain a failed start
+    with tempfile.TemporaryFile() as errors:
+        host = subprocess.Popen(
+            [sys.executable, "-m", "harness.execution.batch_host"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+        )
+        assert host.stdin is not None and host.stdout is not None
+        try:
+            send(host.stdin, spec)
+            kind, payload = pickle.load(host.stdout)
+        except (EOFError, OSError, pickle.UnpicklingError) as exc:
+            host.kill()
+            host.wait()
+            errors.seek(0)
+            lines = errors.read().decode(errors="replace").strip().splitlines() or [repr(exc)]
+            raise HostStartFailed(worker, lines[-1]) from exc
+    if kind == "refused":
+        host.kill()
+        host.wait()
+        raise FreezeMismatch(worker, spec.freeze_id, payload)
+    _HOSTS[(spec.freeze_id, thread)] = host
+    return host
+
+
+def score_batch(spec: BatchSpec, pairs: list[DrawnPair]) -> list[PairOutcome]:
+    """The Dask task: score `pairs` in this worker's batch host and return their outcomes."""
+    from distributed import get_worker
+
+    worker = get_worker().address
+    host = _host(spec, worker)
+    assert host.stdin is not None and host.stdout is not None
+    outcomes: list[PairOutcome] = []
+    try:
+        send(host.stdin, pairs)
+        while True:
+            kind, payload = pickle.load(host.stdout)
+            if kind == "done":
+                return outcomes
+            outcomes.append(payload)
+    except (EOFError, OSError, pickle.UnpicklingError) as exc:
+        _HOSTS.pop((spec.freeze_id, threading.get_ident()), None)
+        try:
+            code = host.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            host.kill()
+            code = host.wait()
+        raise HostLost(f"the batch host on {worker} ended mid-batch (exit code {code})") from exc
+
+
+# --- the client side ----------------------------------------------------------------------------
+
+
+class DaskExecutor:
+    """Batches on a Dask cluster: the scheduler at `scheduler`, or a LocalCluster of
+    `workers` processes."""
+
+    def __init__(self, *, scheduler: str | None, workers: int | None, batch_size: int):
+        if scheduler is not None and workers is not None:
+            raise UserError(
+                Problem(
+                    "--workers",
+                    "workers",
+                    "a cluster's workers are chosen where they start, not by the client",
+                    "drop --workers; start more `dask worker` processes instead",
+                )
+            )
+        if workers is not None and workers < 1:
+            raise UserError(
+                Problem("--workers", "workers", "must be at least 1", "pass --workers 1 or more")
+            )
+        if batch_size < 1:
+            raise UserError(
+                Problem("--batch-size", "batch_size", "must be at least 1", "pass 1 or more")
+            )
+        self.scheduler = scheduler
+        self.workers = workers or (None if scheduler else os.cpu_count() or 1)
+        self.batch_size = batch_size
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "executor": "dask",
+            "scheduler": self.scheduler or "LocalCluster",
+            "workers": self.workers,
+            "batch_size": self.batch_size,
+        }
+
+    @contextlib.contextmanager
+    def _client(self) -> Iterator[Any]:
+        from distributed import Client, LocalCluster
+
+        if self.scheduler is None:
+            cluster = LocalCluster(
+                n_workers=self.workers,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address="127.0.0.1:0",  # any free port: its HTTP server always runs
+                silence_logs=logging.ERROR,
+            )
+            try:
+                with Client(cluster, timeout=CONNECT_TIMEOUT) as client:
+                    yield client
+            finally:
+                cluster.close(timeout=CLOSE_TIMEOUT)
+            return
+        try:
+            client = Client(self.scheduler, timeout=CONNECT_TIMEOUT)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise UserError(
+                Problem(
+                    "--scheduler",
+                    self.scheduler,
+                    f"no Dask scheduler answered ({type(exc).__name__}: {exc})",
+                    "start `dask scheduler` there, or give its tcp://HOST:8786 address",
+                )
+            ) from exc
+        with client:
+            yield client
+
+    def run(
+        self, job: RunJob, pairs: list[DrawnPair], on_outcome: Callable[[PairOutcome], None]
+    ) -> None:
+        if not pairs:
+            return
+        from distributed import as_completed
+
+        hashes, versions = installed_inputs(job.plan)  # verified against the freeze already
+        spec = BatchSpec(
+            freeze_id=job.run_id,
+            post_hoc=job.post_hoc,
+            plan=job.plan,
+            liveness=job.corpus.liveness,
+            hashes={g: hashes.get(g, {}) for g in INSTALLED_GROUPS},
+            target_versions=versions,
+        )
+        size = self.batch_size
+        batches = [pairs[i : i + size] for i in range(0, len(pairs), size)]
+        with self._client() as client:
+            submitted: dict[Any, tuple[int, int]] = {}  # future -> (batch, tries so far)
+
+            def submit(index: int, tries: int) -> Any:
+                future = client.submit(score_batch, spec, batches[index], pure=False)
+                submitted[future] = (index, tries + 1)
+                return future
+
+            results = as_completed([submit(i, 0) for i in range(len(batches))])
+            for future in results:
+                index, tries = submitted.pop(future)
+                try:
+                    outcomes = future.result()
+                except FreezeMismatch as exc:
+                    client.cancel(list(submitted))
+                    raise UserError(exc.problems()) from exc
+                except HostStartFailed as exc:
+                    client.cancel(list(submitted))
+                    raise UserError(
+                        Problem(
+                            f"dask worker {exc.worker}",
+                            "batch host",
+                            f"could not start ({exc.reason})",
+                            "install the project and its packages on that worker "
+                            "(docs/cluster.md) and restart it",
+                        )
+                    ) from exc
+                except Exception as exc:  # a lost worker or host, beyond Dask's own retries
+                    if tries < BATCH_TRIES:
+                        results.add(submit(index, tries))
+                        continue
+                    if len(batches[index]) > 1:  # find the pair that fails alone
+                        for pair in batches[index]:
+                            batches.append([pair])
+                            results.add(submit(len(batches) - 1, 0))
+                        continue
+                    outcomes = _infra_errors(batches[index], tries, exc)
+                for outcome in outcomes:
+                    on_outcome(outcome)
+
+
+def _infra_errors(batch: list[DrawnPair], tries: int, exc: Exception) -> list[PairOutcome]:
+    started = datetime.now(UTC).isoformat(timespec="seconds")
+    error = f"failed {tries} times on the cluster: {type(exc).__name__}: {exc}"
+    fields = {"status": PairStatus.INFRA_ERROR, "error": error}
+    return [PairOutcome(p.pair_id, dict(fields), started, 0.0) for p in batch]

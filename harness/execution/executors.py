@@ -1,0 +1,181 @@
+"""Executors: where the pairs of a run are scored (`harness run --executor NAME`).
+
+Both implement `runner.Executor`: `run(job, pairs, on_outcome)` scores the pairs and hands
+each `PairOutcome` to `on_outcome` in the calling thread, where the runner appends the row
+to the ledger (the single writer).
+
+- `local` (default): this process prepares one `RunContext` and forks one child per pair,
+  up to `workers` at a time (`score_pairs`). The child applies the mutant in memory, runs
+  the frozen checker and the liveness corpus, and sends back the row's fields; it never
+  writes. A child past the plan's timeout is killed (`timeout`); a child that dies without
+  answering, or whose mutant raises SystemExit or another BaseException, is a `crash`.
+  Forking every pair from the same prepared state makes rows independent of the worker
+  count and of the order in which pairs finish.
+- `dask` (`harness.execution.dask_executor`): batches of pairs on a Dask cluster, each
+  scored by `score_pairs` in an isolated process on the worker.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import multiprocessing
+import os
+import time
+from collections import deque
+from collections.abc import Callable
+from datetime import UTC, datetime
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+from harness.errors import Problem, UserError
+from harness.execution.draw import DrawnPair
+from harness.execution.ledger import PairStatus
+from harness.execution.runner import (
+    Executor,
+    PairOutcome,
+    RunContext,
+    RunJob,
+    complete_context,
+    new_context,
+    score_pair,
+)
+
+_FORK = multiprocessing.get_context("fork")
+EXECUTORS = ("local", "dask")
+DASK_MISSING = "pip install 'contract-harness[dask]'"
+DEFAULT_BATCH_SIZE = 8  # pairs per Dask task: few enough that a lost worker costs little
+
+
+def _child(ctx: RunContext, pair: DrawnPair, conn: Connection) -> None:
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):  # a mutant's prints must not garble the parent's progress bar
+        os.dup2(devnull, fd)
+    try:
+        message: tuple[str, Any] = ("ok", score_pair(ctx, pair))
+    except BaseException as exc:  # SystemExit, KeyboardInterrupt...: the mutant killed us
+        message = ("crash", f"{type(exc).__name__}: {exc}")
+    try:
+        conn.send(message)
+    finally:
+        conn.close()
+        os._exit(0)  # skip atexit and finalizers a mutant may have poisoned
+
+
+def score_pairs(
+    ctx: RunContext,
+    pairs: list[DrawnPair],
+    workers: int,
+    on_outcome: Callable[[PairOutcome], None],
+) -> None:
+    """Fork one child per pair from the prepared `ctx`, at most `workers` at a time."""
+    todo = deque(pairs)
+    running: dict[Connection, tuple[Any, DrawnPair, float, str]] = {}
+
+    def finish(conn: Connection, fields: dict[str, Any]) -> None:
+        process, pair, began, started = running.pop(conn)
+        process.join()
+        conn.close()
+        on_outcome(PairOutcome(pair.pair_id, fields, started, time.monotonic() - began))
+
+    try:
+        while todo or running:
+            while todo and len(running) < workers:
+                pair = todo.popleft()
+                receive, send = _FORK.Pipe(duplex=False)
+                process = _FORK.Process(target=_child, args=(ctx, pair, send), daemon=True)
+                process.start()
+                send.close()
+                running[receive] = (
+                    process,
+                    pair,
+                    time.monotonic(),
+                    datetime.now(UTC).isoformat(timespec="seconds"),
+                )
+            for conn in wait(list(running), timeout=0.05):
+                try:
+                    kind, payload = conn.recv()
+                except (EOFError, OSError):
+                    process = running[conn][0]
+                    process.join()
+                    fields = {
+                        "status": PairStatus.CRASH,
+                        "error": f"worker died with exit code {process.exitcode}",
+                    }
+                else:
+                    fields = (
+                        payload if kind == "ok" else {"status": PairStatus.CRASH, "error": payload}
+                    )
+                finish(conn, fields)
+            now = time.monotonic()
+            for conn, (process, _, began, _) in list(running.items()):
+                if now - began > ctx.plan.timeout_seconds:
+                    process.kill()
+                    finish(
+                        conn,
+                        {
+                            "status": PairStatus.TIMEOUT,
+                            "error": f"killed after {ctx.plan.timeout_seconds:g} s",
+                        },
+                    )
+    finally:
+        for process, *_ in running.values():
+            process.kill()
+
+
+class LocalExecutor:
+    """This machine: one forked child per pair, `workers` at a time."""
+
+    def __init__(self, workers: int):
+        if workers < 1:
+            raise UserError(
+                Problem("--workers", "workers", "must be at least 1", "pass --workers 1 or more")
+            )
+        self.workers = workers
+
+    def describe(self) -> dict[str, Any]:
+        return {"executor": "local", "workers": self.workers}
+
+    def run(
+        self, job: RunJob, pairs: list[DrawnPair], on_outcome: Callable[[PairOutcome], None]
+    ) -> None:
+        ctx = new_context(job.plan, job.run_id, job.post_hoc, job.corpus.liveness, job.corpus)
+        complete_context(ctx, job.corpus.pairs, job.folder / "baseline.json")
+        score_pairs(ctx, pairs, self.workers, on_outcome)
+
+
+def executor_for(
+    name: str, *, workers: int | None, scheduler: str | None, batch_size: int | None
+) -> Executor:
+    """The executor the `run` options name; bad combinations are one-line errors."""
+    if name not in EXECUTORS:
+        raise UserError(
+            Problem("--executor", "executor", f"unknown executor {name!r}", "use local or dask")
+        )
+    if name == "local":
+        for option, value in (("--scheduler", scheduler), ("--batch-size", batch_size)):
+            if value is not None:
+                raise UserError(
+                    Problem(
+                        option,
+                        option.removeprefix("--").replace("-", "_"),
+                        "only the dask executor takes it",
+                        f"add --executor dask, or drop {option}",
+                    )
+                )
+        return LocalExecutor(workers or os.cpu_count() or 1)
+    if importlib.util.find_spec("distributed") is None:
+        raise UserError(
+            Problem(
+                "--executor",
+                "dask",
+                "the distributed package is not installed",
+                DASK_MISSING,
+            )
+        )
+    from harness.execution.dask_executor import DaskExecutor
+
+    return DaskExecutor(
+        scheduler=scheduler,
+        workers=workers,
+        batch_size=DEFAULT_BATCH_SIZE if batch_size is None else batch_size,
+    )

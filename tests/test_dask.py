@@ -1,0 +1,258 @@
+"""`harness run --executor dask` on loopback clusters: the same rows as the local executor, a
+worker killed mid-run, a worker whose checker differs, and the option errors."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import test_runner
+from test_runner import (
+    FAULTS,
+    comparable,
+    drawn_and_frozen,
+    fault_corpus,
+    harness,
+    ledger,
+    project,
+)
+
+from harness.cli import main
+
+distributed = pytest.importorskip("distributed")
+
+TIMEOUT = 60  # seconds for any cluster start, connection or wait
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[tuple[str, distributed.Client]]:
+    """Two single-threaded worker processes on 127.0.0.1, shared by the tests of this module."""
+    local = distributed.LocalCluster(
+        n_workers=2,
+        processes=True,
+        threads_per_worker=1,
+        host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",
+        silence_logs=logging.ERROR,
+    )
+    try:
+        with distributed.Client(local, timeout=TIMEOUT) as client:
+            client.wait_for_workers(2, timeout=TIMEOUT)
+            yield local.scheduler_address, client
+    finally:
+        local.close(timeout=TIMEOUT)
+
+
+@pytest.fixture(scope="module")
+def frozen(tmp_path_factory) -> tuple[Path, list[dict]]:
+    """A drawn and frozen project of 8 pairs, and its ledger from the local executor."""
+    root = project(tmp_path_factory.mktemp("frozen"), per_operator=2)
+    drawn_and_frozen(root)
+    scored = tmp_path_factory.mktemp("local") / "small"
+    shutil.copytree(root, scored)
+    done = harness("run", "plans/small.yaml", "--workers", "2", cwd=scored)
+    assert done.returncode == 0, done.stderr
+    return root, comparable(ledger(scored))
+
+
+def copy_of(frozen_root: Path, tmp_path: Path) -> Path:
+    root = tmp_path / "small"
+    shutil.copytree(frozen_root, root)
+    return root
+
+
+def run_dask(root: Path, address: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    return harness(
+        "run", "plans/small.yaml", "--executor", "dask", "--scheduler", address, *extra, cwd=root
+    )
+
+
+def test_dask_ledger_equals_the_local_ledger_row_for_row(tmp_path, cluster, frozen):
+    address, _ = cluster
+    root = copy_of(frozen[0], tmp_path)
+    done = run_dask(root, address, "--batch-size", "3")
+    assert done.returncode == 0, done.stderr
+    rows = ledger(root)
+    assert len(rows) == len({r.pair_id for r in rows}) == 8
+    assert comparable(rows) == frozen[1]
+    assert {r.status.value for r in rows} <= {"detected", "missed"}
+    again = run_dask(root, address)  # resume: everything is already in the ledger
+    assert "0 pairs scored now, 8 already" in " ".join(again.stdout.split())
+    assert comparable(ledger(root)) == frozen[1]
+
+
+def test_timeouts_and_crashes_on_a_worker_follow_the_local_rules(tmp_path):
+    root = project(tmp_path, timeout=3)
+    fault_corpus(root)
+    assert harness("freeze", "plans/small.yaml", cwd=root).returncode == 0
+    # no --scheduler: the run starts (and stops) its own LocalCluster
+    options = ["--executor", "dask", "--workers", "2", "--batch-size", "4"]
+    done = harness("run", "plans/small.yaml", *options, cwd=root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = {r.tool: r for r in ledger(root)}
+    assert {tool: row.status.value for tool, row in rows.items()} == {
+        tool: (expected if tool != "update_item" else "crash")
+        for tool, (expected, _) in FAULTS.items()
+    }
+    assert "exit code 3" in rows["deposit"].error
+    assert "killed after 3 s" in rows["transfer"].error
+
+
+def test_a_worker_killed_mid_run_loses_and_duplicates_no_row(tmp_path, cluster, frozen):
+    address, client = cluster
+    root = copy_of(frozen[0], tmp_path)
+    # two batches of 4, one per worker: whichever worker is seen busy is mid-batch
+    options = ["--executor", "dask", "--scheduler", address, "--batch-size", "4"]
+    run = subprocess.Popen(
+        [sys.executable, "-m", "harness", "run", "plans/small.yaml", *options],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        victim, deadline = None, time.monotonic() + 120
+        while victim is None and time.monotonic() < deadline and run.poll() is None:
+            busy = [w for w, keys in client.processing().items() if keys]
+            victim = busy[0] if busy else None
+            time.sleep(0.02)
+        assert victim is not None, "no worker took a batch"
+        pid = client.run(os.getpid, workers=[victim])[victim]
+        os.kill(pid, signal.SIGKILL)
+        out, err = run.communicate(timeout=240)
+    finally:
+        run.kill()
+    assert run.returncode == 0, out + err
+    rows = ledger(root)
+    assert len(rows) == len({r.pair_id for r in rows}) == 8
+    assert comparable(rows) == frozen[1]
+    client.wait_for_workers(2, timeout=TIMEOUT)  # the nanny restarted the killed worker
+    assert pid not in client.run(os.getpid).values()
+    # the scheduler took a running batch back from the lost worker and ran it again
+    rescheduled = client.run_on_scheduler(
+        lambda dask_scheduler: [
+            (key, start, finish)
+            for key, start, finish, *_ in dask_scheduler.transition_log
+            if str(key).startswith("score_batch") and start == "processing"
+        ]
+    )
+    assert any(finish == "released" for _, _, finish in rescheduled), rescheduled
+
+
+def test_a_pair_that_kills_its_batch_host_alone_is_infra_error(tmp_path, cluster, monkeypatch):
+    address, _ = cluster
+    killer = """
+        def deposit(bank, account_id, amount):
+            import os, signal
+            os.kill(os.getppid(), signal.SIGKILL)
+    """
+    faults = {"deposit": ("infra_error", killer), "update_item": FAULTS["update_item"]}
+    monkeypatch.setattr(test_runner, "FAULTS", faults)
+    root = project(tmp_path, timeout=5)
+    fault_corpus(root)
+    assert harness("freeze", "plans/small.yaml", cwd=root).returncode == 0
+    # both pairs in one batch: tried twice, then split; only the killer fails alone
+    done = run_dask(root, address, "--batch-size", "2")
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = {r.tool: r for r in ledger(root)}
+    assert {tool: r.status.value for tool, r in rows.items()} == {
+        "deposit": "infra_error",
+        "update_item": "crash",
+    }
+    assert rows["deposit"].error.startswith("failed 2 times on the cluster: HostLost")
+
+
+def test_a_worker_with_a_modified_checker_refuses_and_is_named(tmp_path, frozen):
+    root = copy_of(frozen[0], tmp_path)
+    copy = tmp_path / "installed"
+    package = Path(sys.modules["harness"].__file__).parent
+    shutil.copytree(package, copy / "harness", ignore=shutil.ignore_patterns("__pycache__"))
+    dynamic = copy / "harness" / "checker" / "dynamic.py"
+    dynamic.write_text(dynamic.read_text() + "# one changed line\n")
+    scheduler = distributed.LocalCluster(
+        n_workers=0, host="127.0.0.1", dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR
+    )
+    worker = None
+    try:
+        options = ["--nworkers", "1", "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard"]
+        worker = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "distributed.cli.dask_worker",
+                scheduler.scheduler_address,
+                *options,
+            ],
+            env={**os.environ, "PYTHONPATH": str(copy)},
+            cwd=tmp_path,  # not the checkout: `python -m` puts the cwd first on sys.path
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        with distributed.Client(scheduler, timeout=TIMEOUT) as client:
+            client.wait_for_workers(1, timeout=TIMEOUT)
+            (address,) = client.scheduler_info()["workers"]
+        refused = run_dask(root, scheduler.scheduler_address)
+    finally:
+        if worker is not None:
+            worker.terminate()
+            worker.wait(timeout=TIMEOUT)
+        scheduler.close(timeout=TIMEOUT)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "Traceback" not in refused.stderr
+    said = " ".join(refused.stderr.split())
+    assert f"error: dask worker {address}: checker_scope: harness/checker/dynamic.py is " in said
+    assert "in the freeze" in said and "refused its batch" in said
+    assert not ledger(root)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--executor", "ray"], "--executor: executor: unknown executor 'ray'; fix: use local"),
+        (["--scheduler", "tcp://127.0.0.1:8786"], "--scheduler: scheduler: only the dask"),
+        (["--batch-size", "4"], "--batch-size: batch_size: only the dask executor takes it"),
+        (
+            ["--executor", "dask", "--scheduler", "tcp://127.0.0.1:8786", "--workers", "2"],
+            "--workers: workers: a cluster's workers are chosen where they start",
+        ),
+        (["--executor", "dask", "--batch-size", "0"], "--batch-size: batch_size: must be"),
+    ],
+)
+def test_executor_options_are_one_line_errors(tmp_path, capsys, args, message):
+    assert main(["run", str(tmp_path / "plans" / "none.yaml"), *args]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert err.startswith(f"error: {message}") and err.count("error:") == 1
+
+
+def test_dask_missing_names_the_extra_to_install(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)  # what an install without it sees
+    assert main(["run", str(tmp_path / "none.yaml"), "--executor", "dask"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert err == (
+        "error: --executor: dask: the distributed package is not installed; "
+        "fix: pip install 'contract-harness[dask]'"
+    )
+
+
+def test_a_batch_host_that_cannot_start_says_why(tmp_path, monkeypatch):
+    from harness.execution.dask_executor import BatchSpec, HostStartFailed, _host
+    from harness.execution.plan import load_plan
+
+    broken = tmp_path / "python"  # what a worker without the project would run
+    broken.write_text("#!/bin/sh\necho \"ModuleNotFoundError: No module named 'harness'\" >&2\n")
+    broken.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(broken))
+    plan = load_plan(project(tmp_path, per_operator=1) / "plans" / "small.yaml")
+    spec = BatchSpec("f00", False, plan, {}, {}, {})
+    with pytest.raises(HostStartFailed) as failed:
+        _host(spec, "tcp://10.0.0.7:39113")
+    assert failed.value.worker == "tcp://10.0.0.7:39113"
+    assert failed.value.reason == "ModuleNotFoundError: No module named 'harness'"
