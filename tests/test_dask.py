@@ -147,14 +147,14 @@ def test_a_worker_killed_mid_run_loses_and_duplicates_no_row(tmp_path, cluster, 
     assert any(finish == "released" for _, _, finish in rescheduled), rescheduled
 
 
-def test_a_pair_that_kills_its_batch_host_alone_is_infra_error(tmp_path, cluster, monkeypatch):
+def test_a_pair_that_kills_its_batch_host_alone_is_a_crash(tmp_path, cluster, monkeypatch):
     address, _ = cluster
     killer = """
         def deposit(bank, account_id, amount):
             import os, signal
             os.kill(os.getppid(), signal.SIGKILL)
     """
-    faults = {"deposit": ("infra_error", killer), "update_item": FAULTS["update_item"]}
+    faults = {"deposit": ("crash", killer), "update_item": FAULTS["update_item"]}
     monkeypatch.setattr(test_runner, "FAULTS", faults)
     root = project(tmp_path, timeout=5)
     fault_corpus(root)
@@ -164,7 +164,7 @@ def test_a_pair_that_kills_its_batch_host_alone_is_infra_error(tmp_path, cluster
     assert done.returncode == 0, done.stdout + done.stderr
     rows = {r.tool: r for r in ledger(root)}
     assert {tool: r.status.value for tool, r in rows.items()} == {
-        "deposit": "infra_error",
+        "deposit": "crash",
         "update_item": "crash",
     }
     assert rows["deposit"].error.startswith("failed 2 times on the cluster: HostLost")

@@ -22,9 +22,10 @@ Faults: a worker lost mid-batch loses that batch's outcomes only; Dask runs the 
 elsewhere (up to `distributed.scheduler.allowed-failures`). A task that still fails (or
 whose batch host died: a mutant may kill its parent) is submitted again, `BATCH_TRIES`
 times in all; a batch of several pairs that still fails is split into one-pair batches,
-each with its own tries, and only a pair that fails alone is recorded as `infra_error`
-with the reason. Outcomes of a pair already recorded are dropped by the runner, so no row
-is written twice.
+each with its own tries, and a pair that fails alone on every try is recorded as `crash`
+with the reason: the other pairs of its batch scored, so the mutant killed its host (it
+stays in the denominator, as DESIGN.md's `crash` does; `infra_error` would drop it).
+Outcomes of a pair already recorded are dropped by the runner, so no row is written twice.
 """
 
 from __future__ import annotations
@@ -326,13 +327,13 @@ class DaskExecutor:
                             batches.append([pair])
                             results.add(submit(len(batches) - 1, 0))
                         continue
-                    outcomes = _infra_errors(batches[index], tries, exc)
+                    outcomes = _crashes(batches[index], tries, exc)
                 for outcome in outcomes:
                     on_outcome(outcome)
 
 
-def _infra_errors(batch: list[DrawnPair], tries: int, exc: Exception) -> list[PairOutcome]:
+def _crashes(batch: list[DrawnPair], tries: int, exc: Exception) -> list[PairOutcome]:
     started = datetime.now(UTC).isoformat(timespec="seconds")
     error = f"failed {tries} times on the cluster: {type(exc).__name__}: {exc}"
-    fields = {"status": PairStatus.INFRA_ERROR, "error": error}
+    fields = {"status": PairStatus.CRASH, "error": error}
     return [PairOutcome(p.pair_id, dict(fields), started, 0.0) for p in batch]
