@@ -73,13 +73,43 @@ def _rel(path: Path, base: Path) -> str:
     return resolved.relative_to(base.resolve()).as_posix()
 
 
-def checker_for(plan: Plan):  # -> Checker; import here: execution depends on checker
-    from harness.checker import ReferenceChecker
-    from harness.targets.registry import resolve_reference
+def checker_for(plan: Plan, name: str | None = None):  # -> Checker
+    """The plan's checker, or the frozen comparison checker `name`."""
+    from harness.checkers import resolve_checker  # here: execution depends on checkers
 
-    if plan.checker == "reference":
-        return ReferenceChecker(seed=plan.checker_seed)
-    return resolve_reference(plan.checker, "checker")()
+    return resolve_checker(name or plan.checker, seed=plan.checker_seed)
+
+
+def run_checker(plan: Plan, name: str | None, run_id: str, post_hoc: bool):
+    """(checker, run id, post hoc) for `harness run --checker NAME`: a checker frozen with
+    the plan (its `checker` or one of its `comparison_checkers`) runs into its own folder
+    `<run id>.<checker name>`; any other only post hoc."""
+    checker = checker_for(plan, name)
+    if name is None or name == plan.checker:
+        return checker, run_id, post_hoc
+    if name not in plan.comparison_checkers:
+        if not post_hoc:
+            raise UserError(
+                Problem(
+                    name,
+                    "--checker",
+                    f"is not frozen with plan {plan.name} (its checkers: "
+                    f"{', '.join([plan.checker, *plan.comparison_checkers])})",
+                    "add it to the plan's comparison_checkers and draw --refreeze + freeze, "
+                    "or pass --post-hoc",
+                )
+            )
+        post_hoc = True
+        run_id = run_id if run_id.startswith("posthoc-") else f"posthoc-{run_id}"
+    return checker, f"{run_id}.{checker.name}", post_hoc
+
+
+def _scope_hashes(checker) -> dict[str, str]:
+    scope = checker.scope_files()
+    # keyed from the parent of the scope's common folder: harness/checker/dynamic.py for the
+    # reference checker, the same shape for a checker installed anywhere else
+    scope_base = Path(os.path.commonpath([p.resolve().parent for p in scope])).parent
+    return {_rel(p, scope_base): sha256_file(p) for p in scope}
 
 
 def current_inputs(
@@ -88,12 +118,9 @@ def current_inputs(
     """(hashes by group, target versions) as the inputs are now."""
     hashes: dict[str, dict[str, str]] = {}
     hashes["plan"] = {_rel(plan_path, root): sha256_file(plan_path)}
-    checker = checker_for(plan)
-    scope = checker.scope_files()
-    # keyed from the parent of the scope's common folder: harness/checker/dynamic.py for the
-    # reference checker, the same shape for a checker installed anywhere else
-    scope_base = Path(os.path.commonpath([p.resolve().parent for p in scope])).parent
-    hashes["checker_scope"] = {_rel(p, scope_base): sha256_file(p) for p in scope}
+    hashes["checker_scope"] = _scope_hashes(checker_for(plan))
+    for name in plan.comparison_checkers:  # frozen too: `harness run --checker NAME`
+        hashes[f"checker_scope:{name}"] = _scope_hashes(checker_for(plan, name))
     hashes["contracts"] = {}
     hashes["target_source"] = {}
     versions: dict[str, str] = {}

@@ -34,6 +34,7 @@ from harness.execution.freeze import (
     checker_for,
     current_inputs,
     freeze_id_of,
+    run_checker,
     verify,
 )
 from harness.execution.ledger import (
@@ -260,8 +261,10 @@ def execute(
     workers: int | None = None,
     post_hoc: bool = False,
     progress: Any = None,
+    checker: str | None = None,
 ) -> RunResult:
     plan, root, run_id, post_hoc = prepare(plan_path, post_hoc)
+    chosen, run_id, post_hoc = run_checker(plan, checker, run_id, post_hoc)
     corpus = load_corpus(root, plan)
     workers = workers or os.cpu_count() or 1
     if workers < 1:
@@ -271,7 +274,7 @@ def execute(
     folder = run_dir_for(root, plan, run_id)
     folder.mkdir(parents=True, exist_ok=True)
     targets = {name: load_target(name) for name in plan.targets()}
-    ctx = RunContext(plan, run_id, post_hoc, corpus, targets, checker_for(plan))
+    ctx = RunContext(plan, run_id, post_hoc, corpus, targets, chosen)
     _baselines(ctx, folder)
     for name, tools in corpus.liveness.items():
         for tool, calls in tools.items():
