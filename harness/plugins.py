@@ -83,3 +83,18 @@ def resolve(group: str, name: str) -> Any:
             )
         )
     return resolve_reference(known[name], kind)
+
+
+def construct(factory: Any, name: str, kind: str, **kwargs: Any) -> Any:
+    """`factory(**kwargs)`; a factory that cannot be called so is a UserError, not a crash."""
+    try:
+        return factory(**kwargs)
+    except TypeError as exc:
+        raise UserError(
+            Problem(
+                name,
+                kind,
+                f"cannot construct {getattr(factory, '__name__', factory)!s} ({exc})",
+                f"name a {kind} class whose constructor takes no required arguments",
+            )
+        ) from exc

@@ -37,8 +37,41 @@ class DocLine:
     section: str  # "" (the description), "Returns", "Raises", "Args"...
 
 
+# words a clause id can do without
+_FILLER = frozenset(
+    {
+        "a",
+        "an",
+        "and",
+        "are",
+        "be",
+        "by",
+        "for",
+        "from",
+        "if",
+        "in",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "raise",
+        "raises",
+        "return",
+        "returns",
+        "the",
+        "to",
+        "with",
+        "keyerror",
+        "valueerror",
+    }
+)
+
+
 def _slug(text: str, taken: set[str]) -> str:
-    words = re.findall(r"[a-z0-9]+", text.lower())[:4] or ["clause"]
+    words = [w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _FILLER]
+    words = words[:4] or ["clause"]
     base = "_".join(words)
     slug, n = base, 2
     while slug in taken:

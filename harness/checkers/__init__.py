@@ -16,7 +16,7 @@ import inspect
 from typing import Any
 
 from harness.errors import Problem, UserError
-from harness.plugins import CHECKERS_GROUP, resolve
+from harness.plugins import CHECKERS_GROUP, construct, resolve
 
 # what isinstance(x, Checker) checks, named in the error when one is missing
 _CHECKER_MEMBERS = ("name", "version", "check", "scope_files")
@@ -28,7 +28,7 @@ def resolve_checker(name: str, seed: int = 0) -> Any:
 
     factory = resolve(CHECKERS_GROUP, name)
     takes_seed = callable(factory) and "seed" in _parameters(factory)
-    checker = factory(seed=seed) if takes_seed else factory()
+    checker = construct(factory, name, "checker", **({"seed": seed} if takes_seed else {}))
     if not isinstance(checker, Checker):
         missing = [m for m in _CHECKER_MEMBERS if not hasattr(checker, m)]
         raise UserError(

@@ -443,7 +443,10 @@ def validate_inputs(inputs: list[str]) -> tuple[int, list[Problem], list[Problem
                 adapter = adapters.get(contract.target) or resolve_adapter(contract.target)
                 validators[contract.target] = ContractValidator(adapter)
             except UserError as exc:
-                problems += [Problem(str(path), "target", p.message, p.fix) for p in exc.problems]
+                fix = "or give its adapter (package.module:Class) to validate as well"
+                problems += [
+                    Problem(str(path), "target", p.message, f"{p.fix}; {fix}") for p in exc.problems
+                ]
                 continue
         problems += validators[contract.target].validate(path, contract)
         drafts += draft_problems(path, contract)

@@ -9,7 +9,7 @@ from pathlib import Path
 from harness.contracts.loader import contract_files, load_contract
 from harness.contracts.model import Contract
 from harness.errors import Problem, UserError
-from harness.plugins import TARGETS_GROUP, registered, resolve, resolve_reference
+from harness.plugins import TARGETS_GROUP, construct, registered, resolve, resolve_reference
 from harness.targets.adapter import Adapter
 
 # Every target known by name now: the built-ins and any installed distribution's.
@@ -35,7 +35,7 @@ _ADAPTER_MEMBERS = sorted([*(m for m in vars(Adapter) if not m.startswith("_")),
 
 def resolve_adapter(name: str) -> Adapter:
     """A new adapter of the target registered as `name` (or named `package.module:Class`)."""
-    adapter = resolve(TARGETS_GROUP, name)()
+    adapter = construct(resolve(TARGETS_GROUP, name), name, "target")
     if not isinstance(adapter, Adapter):
         missing = [m for m in _ADAPTER_MEMBERS if not hasattr(adapter, m)]
         raise UserError(
