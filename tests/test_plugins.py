@@ -168,10 +168,9 @@ def test_static_checker_flags_a_mutant_only_through_its_mutated_site() -> None:
         for clause_id in new:
             assert f".{pair.mutant.site.qualname}." in clause_id, (pair.id, clause_id)
         detected += bool(new)
+        # the mutant was read from memory only: restored, the tool reports as before
+        assert checker.check(target, [pair.tool]).tool(pair.tool) == before
     assert detected >= 1
-    # the scanner read the mutants from memory: the originals report as before
-    again = checker.check(target, [pairs[0].tool]).tool(pairs[0].tool)
-    assert again == checker.check(target, [pairs[0].tool]).tool(pairs[0].tool)
 
 
 def test_static_checker_scope_is_outside_the_reference_checker() -> None:
