@@ -72,6 +72,15 @@ def test_builtins_are_registered_as_entry_points() -> None:
     assert resolve_checker("reference", seed=5).seed == 5
 
 
+def test_builtins_resolve_without_installed_metadata(monkeypatch) -> None:
+    import harness.plugins
+
+    monkeypatch.setattr(harness.plugins, "entry_points", lambda group: [])
+    assert "toy_domain" in harness.plugins.registered(TARGETS_GROUP)
+    assert load_target("toy_domain").name == "toy_domain"
+    assert isinstance(resolve_checker("static-scanner"), StaticScannerChecker)
+
+
 def test_unknown_names_are_one_line_errors_listing_the_known(tmp_path: Path) -> None:
     done = harness("check", "no-such-bench", cwd=tmp_path)
     assert done.returncode == 2, done.stderr
