@@ -25,7 +25,16 @@ from harness.targets.adapter import Adapter
 
 # A docstring line that reads as a condition on the call rather than as an effect.
 _PRECONDITION_WORDS = re.compile(r"\b(raises?|must|only if|unless|error|fails?)\b", re.I)
-_SECTION = re.compile(r"^(Args|Arguments|Parameters|Returns?|Raises|Yields|Examples?):\s*$")
+_SECTION = re.compile(
+    r"^(Args|Arguments|Parameters|Returns|Return|Raises|Yields|Examples|Example):\s*$"
+)
+_FIELD = re.compile(r"^:(param|type|raises|returns|rtype)\b")
+_SECTIONS = {
+    **dict.fromkeys(["Args", "Arguments", "Parameters", "param", "type"], "args"),
+    **dict.fromkeys(["Returns", "Return", "Yields", "returns", "rtype"], "returns"),
+    **dict.fromkeys(["Raises", "raises"], "raises"),
+    **dict.fromkeys(["Examples", "Example"], "examples"),
+}
 
 
 @dataclass(frozen=True)
@@ -34,7 +43,7 @@ class DocLine:
 
     text: str
     line: int
-    section: str  # "" (the description), "Returns", "Raises", "Args"...
+    section: str  # "" (the description), "args", "returns", "raises", "examples"
 
 
 # words a clause id can do without
@@ -112,14 +121,15 @@ def docstring_lines(function: Any) -> tuple[Path, list[DocLine], int, int]:
             heading = _SECTION.match(text)
             for index in range(cursor, (body.end_lineno or body.lineno)):
                 if text in lines[index]:
-                    cursor = index
                     break
             else:
                 continue  # e.g. an escaped line the source does not hold verbatim
+            cursor = index + 1
             if heading:
-                section = heading.group(1).rstrip("s").replace("Argument", "Args")
+                section = _SECTIONS[heading.group(1)]
                 continue
-            found.append(DocLine(text, cursor + 1, section))
+            field = _FIELD.match(text)  # reST fields: `:param x: ...`, `:raises E: ...`
+            found.append(DocLine(text, index + 1, _SECTIONS[field.group(1)] if field else section))
     return file, found, start, end
 
 
@@ -154,7 +164,7 @@ def draft_contract(adapter: Adapter, tool: str) -> dict[str, Any]:
     taken: set[str] = set()
     preconditions, effects = [], []
     for line in doc:
-        if line.section == "Args":
+        if line.section in ("args", "examples"):
             continue  # argument descriptions become `arg.*` clauses, which a person writes
         clause = {
             "text": line.text,
@@ -166,7 +176,7 @@ def draft_contract(adapter: Adapter, tool: str) -> dict[str, Any]:
                 "line": line.line,
             },
         }
-        is_pre = line.section == "Raise" or (
+        is_pre = line.section == "raises" or (
             line.section == "" and _PRECONDITION_WORDS.search(line.text)
         )
         prefix = "pre." if is_pre else "eff."
