@@ -316,3 +316,55 @@ def test_new_contract_rejects_an_unknown_tool(tmp_path: Path) -> None:
     assert "is not a tool of this target" in done.stderr and "Traceback" not in done.stderr
     with pytest.raises(UserError):
         load_target("plugin_bench.adapter:Missing")
+
+
+SECTIONED = '''
+def pay(wallet, amount: int, note: str | None = None) -> dict:
+    """Pay an amount from the wallet.
+
+    Args:
+        amount: how much to pay.
+        note: an optional note.
+
+    Raises:
+        ValueError: when the wallet holds less than the amount.
+
+    Returns:
+        The new balance.
+    """
+'''
+
+
+def test_new_contract_reads_docstring_sections(tmp_path: Path, monkeypatch) -> None:
+    from harness.scaffold import draft_contract
+
+    (tmp_path / "sectioned.py").write_text(SECTIONED)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import sectioned
+
+    class Bench:  # just what draft_contract reads of an adapter
+        name = "sectioned"
+
+        def tool_names(self) -> list[str]:
+            return ["pay"]
+
+        def tool_function(self, tool: str):
+            return sectioned.pay
+
+        def injected_parameters(self, tool: str) -> frozenset[str]:
+            return frozenset({"wallet"})
+
+        def source_root(self) -> Path:
+            return tmp_path
+
+    drafted = draft_contract(Bench(), "pay")  # type: ignore[arg-type]
+    assert drafted["signature"] == {
+        "amount": {"type": "int"},
+        "note": {"type": "str|None", "optional": True},
+    }
+    assert [c["id"] for c in drafted["preconditions"]] == ["pre.when_wallet_holds_less_draft"]
+    assert [(c["id"], c["provenance"]["line"]) for c in drafted["effects"]] == [
+        ("eff.pay_amount_wallet_draft", 3),
+        ("eff.new_balance_draft", 13),
+    ]
+    Contract.model_validate(drafted)
