@@ -231,7 +231,8 @@ def test_a_plan_naming_the_plugin_runs_end_to_end_under_both_checkers(tmp_path: 
         rows[meta["checker"].split()[0]] = [json.loads(line) for line in lines]
     assert set(rows) == {"reference", "static-scanner"}
     assert len(rows["reference"]) == len(rows["static-scanner"]) >= 4
-    assert all(r["freeze_id"] == freeze_id and not r["post_hoc"] for r in rows["reference"])
+    for checker in rows:  # one freeze, two checkers: every row carries the freeze id itself
+        assert all(r["freeze_id"] == freeze_id and not r["post_hoc"] for r in rows[checker])
     statuses = {r["status"] for r in rows["reference"]}
     assert "detected" in statuses and statuses <= {"detected", "missed", "untestable"}
     done = harness(
@@ -242,6 +243,8 @@ def test_a_plan_naming_the_plugin_runs_end_to_end_under_both_checkers(tmp_path: 
 
 
 def test_an_unfrozen_checker_runs_only_post_hoc(tmp_path: Path) -> None:
+    # the plan names the adapter by `package.module:Class` (no entry point): drawn mutants
+    # and the liveness corpus are keyed by the adapter's name, and the run finds them
     root = tmp_path / "project"
     (root / "plans").mkdir(parents=True)
     plan = PLAN.replace("comparison_checkers: [static-scanner]\n", "").replace(
@@ -254,6 +257,13 @@ def test_an_unfrozen_checker_runs_only_post_hoc(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "is not frozen with plan bench" in done.stderr and "comparison_checkers" in done.stderr
     assert not (root / "results").exists()
+    done = harness("run", "plans/bench.yaml", "--checker", "static-scanner", "--post-hoc", cwd=root)
+    assert done.returncode == 0, done.stderr
+    (run,) = (root / "results" / "bench").iterdir()
+    freeze_id = json.loads((root / "plans" / "bench.freeze.json").read_text())["freeze_id"]
+    assert run.name == f"posthoc-{freeze_id}.static-scanner"
+    rows = [json.loads(line) for line in (run / "ledger.jsonl").read_text().splitlines()]
+    assert rows and all(r["post_hoc"] and r["freeze_id"] == f"posthoc-{freeze_id}" for r in rows)
 
 
 # --- scaffolds ---------------------------------------------------------------------------------

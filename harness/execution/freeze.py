@@ -80,15 +80,16 @@ def checker_for(plan: Plan, name: str | None = None):  # -> Checker
     return resolve_checker(name or plan.checker, seed=plan.checker_seed)
 
 
-def run_checker(plan: Plan, name: str | None, run_id: str, post_hoc: bool):
-    """(checker, run id, post hoc) for `harness run --checker NAME`: a checker frozen with
-    the plan (its `checker` or one of its `comparison_checkers`) runs into its own folder
-    `<run id>.<checker name>`; any other only post hoc."""
+def run_checker(plan: Plan, name: str | None, freeze_id: str, post_hoc: bool, allow_post_hoc: bool):
+    """(checker, freeze id, run id, post hoc) for `harness run [--checker NAME]`. The plan's
+    checker runs into the folder named by the freeze id; a comparison checker (frozen with
+    the plan) into `<freeze id>.<checker name>`; any other checker only with --post-hoc
+    (`allow_post_hoc`), which then marks every row post hoc."""
     checker = checker_for(plan, name)
     if name is None or name == plan.checker:
-        return checker, run_id, post_hoc
+        return checker, freeze_id, freeze_id, post_hoc
     if name not in plan.comparison_checkers:
-        if not post_hoc:
+        if not allow_post_hoc:
             raise UserError(
                 Problem(
                     name,
@@ -100,8 +101,9 @@ def run_checker(plan: Plan, name: str | None, run_id: str, post_hoc: bool):
                 )
             )
         post_hoc = True
-        run_id = run_id if run_id.startswith("posthoc-") else f"posthoc-{run_id}"
-    return checker, f"{run_id}.{checker.name}", post_hoc
+        if not freeze_id.startswith("posthoc-"):
+            freeze_id = f"posthoc-{freeze_id}"
+    return checker, freeze_id, f"{freeze_id}.{checker.name}", post_hoc
 
 
 def _scope_hashes(checker) -> dict[str, str]:

@@ -263,8 +263,8 @@ def execute(
     progress: Any = None,
     checker: str | None = None,
 ) -> RunResult:
-    plan, root, run_id, post_hoc = prepare(plan_path, post_hoc)
-    chosen, run_id, post_hoc = run_checker(plan, checker, run_id, post_hoc)
+    plan, root, run_id, changed = prepare(plan_path, post_hoc)
+    chosen, freeze_id, run_id, post_hoc = run_checker(plan, checker, run_id, changed, post_hoc)
     corpus = load_corpus(root, plan)
     workers = workers or os.cpu_count() or 1
     if workers < 1:
@@ -273,8 +273,8 @@ def execute(
         )
     folder = run_dir_for(root, plan, run_id)
     folder.mkdir(parents=True, exist_ok=True)
-    targets = {name: load_target(name) for name in plan.targets()}
-    ctx = RunContext(plan, run_id, post_hoc, corpus, targets, chosen)
+    targets = {t.name: t for t in map(load_target, plan.targets())}  # as mutants name them
+    ctx = RunContext(plan, freeze_id, post_hoc, corpus, targets, chosen)
     _baselines(ctx, folder)
     for name, tools in corpus.liveness.items():
         for tool, calls in tools.items():
