@@ -493,11 +493,19 @@ INVENTORY_TOOLS = {
     "unlock_inventory",
 }
 CALENDAR_TOOLS = {"book_meeting", "cancel_meeting", "rename_meeting"}
+STORAGE_WRITERS = {
+    "presign_download",
+    "download",
+    "advance_clock",
+    "update_object",
+    "export_bucket",
+}
 
 
 def test_reset_mutants_pair_only_with_tools_that_write_what_they_restore(all_pairs) -> None:
     reset_pairs = [p for p in all_pairs if p.mutant.operator == "M-RESET"]
-    assert len(reset_pairs) == 37  # was 15 mutants x 15 tools = 225
+    # 37 for the first 15 tools (was 15 mutants x 15 tools = 225), 12 for the storage tools
+    assert len(reset_pairs) == 49
     for pair in reset_pairs:  # the rule itself, on every pair
         contract = TARGET.contracts[pair.tool]
         volatile = volatile_fields(ADAPTER, contract)
@@ -514,6 +522,14 @@ def test_reset_mutants_pair_only_with_tools_that_write_what_they_restore(all_pai
     assert by_step[("ToyEnvironment.reset", "self.bank.reset()")] == BANK_WRITERS
     assert by_step[("ToyEnvironment.reset", "self.inventory.reset()")] == INVENTORY_TOOLS
     assert by_step[("ToyEnvironment.reset", "self.calendar.reset()")] == CALENDAR_TOOLS
+    assert by_step[("ToyEnvironment.reset", "self.storage.reset()")] == STORAGE_WRITERS
+    assert by_step[("Storage.reset", "self.now = SEED_NOW")] == {"advance_clock"}
+    assert by_step[("Storage.reset", "self.objects = seed_objects()")] == {
+        "download",
+        "update_object",
+    }
+    assert by_step[("Storage.reset", "self.issued = {}")] == {"presign_download"}
+    assert by_step[("Storage.reset", "self.retry_after = SEED_RETRY_AFTER")] == {"export_bucket"}
     # `item.reserved += ...` with `item = inventory.items[sku]` writes `items` too
     assert by_step[("Inventory.reset", "self.items = seed_items()")] == {
         "reserve_item",
@@ -770,7 +786,16 @@ def test_diff_is_a_unified_diff_of_the_installed_file(all_pairs: list[Pair]) -> 
 
 
 def test_registry_names_and_errors() -> None:
-    assert set(CLOSED) == {"M-PHANTOM", "M-PRECOND", "M-IGNARG", "M-PARTIAL", "M-INVAR", "M-RESET"}
+    assert set(CLOSED) == {
+        "M-PHANTOM",
+        "M-PRECOND",
+        "M-IGNARG",
+        "M-PARTIAL",
+        "M-INVAR",
+        "M-RESET",
+        "M-VALIDITY",
+        "M-INTEGRITY",
+    }
     assert set(CONTROLS) == {"C-REORDER", "C-COMMUTE", "C-RENAME", "C-REWORD", "C-EXTRACT"}
     assert all(isinstance(OPERATORS[name], Operator) for name in [*CLOSED, *CONTROLS])
     with pytest.raises(KeyError, match=r"known operators: .*M-PHANTOM"):

@@ -19,6 +19,7 @@ from harness.targets.adapter import Adapter
 from harness.targets.equality import bind_pattern, canonical_equal, diff, parse_pattern
 from harness.targets.toy import ToyAdapter
 from toy_domain import TOOLS
+from toy_domain.storage import Storage, etag_of, presign_download
 
 ADAPTER = ToyAdapter()
 VOLATILE = [parse_pattern(p) for p in ADAPTER.volatile_paths()]
@@ -47,7 +48,14 @@ def cited(contract: Contract) -> list[tuple[str, object]]:
     """(where, clause-or-signal) for everything in a contract that may carry provenance."""
     items: list[tuple[str, object]] = [
         (clause.id, clause)
-        for field in ("preconditions", "effects", "frame", "arguments", "invariants")
+        for field in (
+            "preconditions",
+            "effects",
+            "frame",
+            "arguments",
+            "invariants",
+            "observations",
+        )
         for clause in getattr(contract, field)
     ]
     items.append(("success", contract.success))
@@ -71,7 +79,7 @@ def unchanged(before, after) -> bool:
 
 def test_every_tool_has_a_contract_file_and_vice_versa():
     assert {path.stem for path in CONTRACT_FILES} == set(TOOLS)
-    assert len(TOOLS) == 15
+    assert len(TOOLS) == 21
 
 
 @pytest.mark.parametrize("tool", sorted(TOOLS))
@@ -139,7 +147,7 @@ def test_signature_matches_the_tool(tool):
 def test_writers_declare_their_arguments_and_readers_none(tool):
     contract = load_contract(tool)
     assert contract.on_precondition_violation.error_type == "ValueError"
-    if tool == "get_balance":
+    if tool in ("get_balance", "get_object"):
         assert not any(spec.effective for spec in contract.signature.values())
         assert all(frame.writes == [] for frame in contract.frame)
     else:
@@ -171,7 +179,7 @@ def test_shared_invariants_are_stated_identically():
 
 def test_adapter_satisfies_the_protocol():
     assert isinstance(ADAPTER, Adapter)
-    assert ADAPTER.version() == toy_domain.__version__ == "1.0.0"
+    assert ADAPTER.version() == toy_domain.__version__ == "1.1.0"
     assert ADAPTER.tool_names() == sorted(TOOLS)
     assert (ADAPTER.source_root() / "toy_domain" / "bank.py").is_file()
     assert ADAPTER.contracts_dir() == ADAPTER.source_root() / "toy_domain" / "contracts"
@@ -182,7 +190,8 @@ def test_snapshot_is_json_and_stable_across_fresh_environments():
     first, second = ADAPTER.snapshot(ADAPTER.fresh()), ADAPTER.snapshot(ADAPTER.fresh())
     assert json.loads(json.dumps(first)) == first
     assert unchanged(first, second)
-    assert set(first) == {"bank", "inventory", "calendar"}
+    assert set(first) == {"bank", "inventory", "calendar", "storage"}
+    assert first["storage"]["now"] == 1000 and first["storage"]["issued"] == {}
     assert first["bank"]["accounts"]["acc-3"] == {
         "owner": "carol",
         "balance": 75,
@@ -289,6 +298,10 @@ def test_book_and_cancel_keep_booked_sorted_and_owned():
 
 
 LOCK_OPS = [("lock_inventory", {"holder": "ops"})]
+# Issuing is deterministic: the URL a fresh storage presigns for readme.txt with ttl 300.
+PRESIGN = [("presign_download", {"key": "readme.txt", "ttl": 300})]
+URL = presign_download(Storage(), "readme.txt", 300)["url"]
+README_ETAG = etag_of(1, "hello")
 
 # One legal call per tool: (setup calls, args).
 HAPPY: dict[str, tuple[list, dict]] = {
@@ -313,6 +326,12 @@ HAPPY: dict[str, tuple[list, dict]] = {
     ),
     "cancel_meeting": ([], {"meeting_id": "m-2"}),
     "rename_meeting": ([], {"meeting_id": "m-1", "title": "Sync"}),
+    "presign_download": ([], {"key": "reports/q3 plan.txt", "ttl": 300}),
+    "download": (PRESIGN, {"url": URL}),
+    "advance_clock": ([], {"seconds": 30}),
+    "get_object": ([], {"key": "readme.txt"}),
+    "update_object": ([], {"key": "readme.txt", "body": "v2", "if_match": README_ETAG}),
+    "export_bucket": ([], {}),
 }
 
 # One call per precondition that falsifies it alone: (tool, clause id, setup calls, args).
@@ -380,6 +399,24 @@ VIOLATIONS: list[tuple[str, str, list, dict]] = [
     ("cancel_meeting", "pre.meeting_exists", [], {"meeting_id": "m-9"}),
     ("rename_meeting", "pre.meeting_exists", [], {"meeting_id": "m-9", "title": "T"}),
     ("rename_meeting", "pre.title_given", [], {"meeting_id": "m-1", "title": ""}),
+    ("presign_download", "pre.object_exists", [], {"key": "missing.txt", "ttl": 60}),
+    ("presign_download", "pre.ttl_in_range", [], {"key": "readme.txt", "ttl": 3601}),
+    ("download", "pre.url_issued", [], {"url": URL}),
+    ("advance_clock", "pre.positive", [], {"seconds": 0}),
+    ("get_object", "pre.object_exists", [], {"key": "missing.txt"}),
+    (
+        "update_object",
+        "pre.object_exists",
+        [],
+        {"key": "missing.txt", "body": "b", "if_match": README_ETAG},
+    ),
+    (
+        "update_object",
+        "pre.etag_current",
+        [],
+        {"key": "readme.txt", "body": "b", "if_match": etag_of(2, "hello")},
+    ),
+    ("export_bucket", "pre.not_rate_limited", [("export_bucket", {})], {}),
 ]
 
 

@@ -1,11 +1,11 @@
-"""The toy target: three small services (bank, inventory, calendar) and their 15 tools.
+"""The toy target: four small services (bank, inventory, calendar, storage) and their 21 tools.
 
 Each tool is a module-level function whose first parameter is its service (`bank`,
-`inventory` or `calendar`, injected by the adapter), followed by the agent's arguments.
+`inventory`, `calendar` or `storage`, injected by the adapter), followed by the agent's arguments.
 Its contract lives in `toy_domain/contracts/<tool>.yaml`.
 """
 
-__version__ = "1.0.0"
+__version__ = "1.1.0"
 
 # tool name -> (module, function); the adapter resolves the function at each call.
 TOOLS: dict[str, tuple[str, str]] = {
@@ -24,4 +24,10 @@ TOOLS: dict[str, tuple[str, str]] = {
     "book_meeting": ("toy_domain.calendar_service", "book_meeting"),
     "cancel_meeting": ("toy_domain.calendar_service", "cancel_meeting"),
     "rename_meeting": ("toy_domain.calendar_service", "rename_meeting"),
+    "presign_download": ("toy_domain.storage", "presign_download"),
+    "download": ("toy_domain.storage", "download"),
+    "advance_clock": ("toy_domain.storage", "advance_clock"),
+    "get_object": ("toy_domain.storage", "get_object"),
+    "update_object": ("toy_domain.storage", "update_object"),
+    "export_bucket": ("toy_domain.storage", "export_bucket"),
 }

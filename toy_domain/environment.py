@@ -1,10 +1,11 @@
-"""The toy environment: the three services a tool call can touch, and their JSON snapshot."""
+"""The toy environment: the four services a tool call can touch, and their JSON snapshot."""
 
 from dataclasses import dataclass
 
 from toy_domain.bank import Bank
 from toy_domain.calendar_service import Calendar
 from toy_domain.inventory import Inventory
+from toy_domain.storage import Storage
 
 
 @dataclass
@@ -14,13 +15,15 @@ class ToyEnvironment:
     bank: Bank
     inventory: Inventory
     calendar: Calendar
+    storage: Storage
 
     def to_json(self) -> dict:
-        """The whole state as JSON: {"bank": ..., "inventory": ..., "calendar": ...}."""
+        """The whole state as JSON: one key per service (bank, inventory, calendar, storage)."""
         return {
             "bank": self.bank.to_json(),
             "inventory": self.inventory.to_json(),
             "calendar": self.calendar.to_json(),
+            "storage": self.storage.to_json(),
         }
 
     def reset(self) -> None:
@@ -28,8 +31,11 @@ class ToyEnvironment:
         self.bank.reset()
         self.inventory.reset()
         self.calendar.reset()
+        self.storage.reset()
 
 
 def fresh_environment() -> ToyEnvironment:
     """A new environment in the seed state."""
-    return ToyEnvironment(bank=Bank(), inventory=Inventory(), calendar=Calendar())
+    return ToyEnvironment(
+        bank=Bank(), inventory=Inventory(), calendar=Calendar(), storage=Storage()
+    )

@@ -43,6 +43,7 @@ MACROS = "macros.tex"
 MUTATION_REPORT = "mutation-report.json"
 MAIN_TABLES = (
     "closed_world_recall",
+    "closed_world_axes",  # only when the run has observation-clause operators
     "control_precision",
     "negative_controls",
     "open_world_escapes",

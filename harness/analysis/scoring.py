@@ -18,7 +18,7 @@ from harness.analysis.statistics import (
     evidence_bounds,
     wilson_interval,
 )
-from harness.checker.verdicts import Verdict
+from harness.checker.verdicts import DefectClass, Verdict
 from harness.execution.ledger import LedgerRow, MissCause, PairStatus
 
 TOY_TARGET = "toy_domain"
@@ -204,6 +204,27 @@ def closed_world_recall(rows: Iterable[LedgerRow]) -> list[RecallRow]:
         for operator, group in by_operator(members).items():
             out.append(_recall_row(scope, operator, group))
         out.append(_recall_row(scope, ALL, members))
+    return out
+
+
+# The two axes of an observation clause, by the defect class an operator instantiates.
+OBSERVATION_AXES: dict[DefectClass, str] = {
+    DefectClass.VALIDITY_BREAK: "validity",
+    DefectClass.INTEGRITY_BREAK: "integrity",
+}
+
+
+def observation_axis_recall(rows: Iterable[LedgerRow]) -> list[RecallRow]:
+    """Closed-world pairs whose operator instantiates an observation axis, per scope (as in
+    `closed_world_recall`): one row per axis (validity, integrity), named by the axis."""
+    arm = [r for r in of_kind(rows, ArmKind.CLOSED_WORLD) if r.defect_class in OBSERVATION_AXES]
+    out: list[RecallRow] = []
+    for scope in Scope:
+        members = arm if scope is Scope.POOLED else [r for r in arm if scope_of(r) is scope]
+        for axis in OBSERVATION_AXES.values():
+            group = [r for r in members if OBSERVATION_AXES.get(r.defect_class) == axis]
+            if group:
+                out.append(_recall_row(scope, axis, group))
     return out
 
 

@@ -26,6 +26,7 @@ from harness.analysis.scoring import (
     grader_arm,
     grader_tasks_by_tool,
     negative_controls,
+    observation_axis_recall,
     open_world_escapes,
     per_tool,
 )
@@ -121,9 +122,45 @@ def _op_word(operator: str) -> str:
 
 
 def recall_table(recall: Sequence[RecallRow], meta: RunMeta) -> Table:
+    return _recall_rows_table(
+        recall,
+        meta,
+        "closed_world_recall",
+        "Closed-world recall per operator",
+        "operator",
+        "Recall",
+    )
+
+
+def axis_table(recall: Sequence[RecallRow], meta: RunMeta) -> Table:
+    """Recall on the observation-clause operators, one row per axis (validity, integrity)."""
+    table = _recall_rows_table(
+        recall,
+        meta,
+        "closed_world_axes",
+        "Closed-world recall per observation axis",
+        "axis",
+        "AxisRecall",
+    )
+    note = (
+        "axis = the defect class the operator instantiates: validity_break (an artifact used "
+        "outside its window on the environment's clock) or integrity_break (altered bytes "
+        "accepted); class-matched counts detections of that class."
+    )
+    return replace(table, notes=(*table.notes[:1], note, *table.notes[1:]))
+
+
+def _recall_rows_table(
+    recall: Sequence[RecallRow],
+    meta: RunMeta,
+    name: str,
+    title: str,
+    label: str,
+    macro_prefix: str,
+) -> Table:
     columns = (
         Column("scope", "scope", Kind.TEXT),
-        Column("operator", "operator", Kind.TEXT),
+        Column(label, label, Kind.TEXT),
         Column("n", "n", Kind.INT, "N"),
         Column("n_eff", "n_eff", Kind.FLOAT, "Neff"),
         Column("detected", "detected", Kind.INT, "Detected"),
@@ -164,12 +201,12 @@ def recall_table(recall: Sequence[RecallRow], meta: RunMeta) -> Table:
             )
         )
     return Table(
-        "closed_world_recall",
-        "Closed-world recall per operator",
+        name,
+        title,
         meta.freeze_id,
         columns,
         tuple(rows),
-        "Recall",
+        macro_prefix,
         (
             N_NOTE,
             "error = timeout + crash + compile_error; recall = detected / n (any class); "
@@ -573,6 +610,8 @@ def _tables(rows: Sequence[LedgerRow], meta: RunMeta) -> list[Table]:
     tables = []
     if recall := closed_world_recall(rows):
         tables.append(recall_table(recall, meta))
+    if axes := observation_axis_recall(rows):
+        tables.append(axis_table(axes, meta))
     if precision := control_precision(rows):
         tables.append(precision_table(precision, meta))
     if controls := negative_controls(rows):

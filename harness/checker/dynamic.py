@@ -10,7 +10,8 @@ Probes, each from a fresh environment:
 - joint_falsy: the happy assignment with every effective argument that admits a falsy
   value set to it, when two or more do;
 - sequence: the happy call followed by legal calls of the tools that share an invariant;
-- reset: the target's reset after the happy call and after the sequence.
+- reset: the target's reset after the happy call and after the sequence;
+- issue/validity/integrity: per observation clause, see `harness.checker.observation`.
 
 Rules (clause → class):
 - a legal call refused (error, or the result says failure) → success: refused_legal_call;
@@ -26,7 +27,9 @@ Rules (clause → class):
   invariant_break;
 - a false precondition not refused, or refused with a state change or the wrong error
   type → unenforced_precondition;
-- the snapshot after reset differs from a fresh one → reset_leak.
+- the snapshot after reset differs from a fresh one → reset_leak;
+- an artifact accepted outside its validity window on the environment's clock, or
+  refused inside it → validity_break; an altered artifact accepted → integrity_break.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from harness.checker.observation import check_observations
 from harness.checker.probes import (
     AssignmentSearch,
     CompiledClause,
@@ -136,7 +140,9 @@ class _Ledger:
     def conform(self, clause_id: str) -> None:
         self.graded[clause_id] += 1
 
-    def violate(self, clause_id: str, defect: DefectClass, witness: Witness) -> None:
+    def violate(
+        self, clause_id: str, defect: DefectClass, witness: Witness, label: str | None = None
+    ) -> None:
         self.graded[clause_id] += 1
         self.violation.setdefault(
             clause_id,
@@ -146,6 +152,7 @@ class _Ledger:
                 defect_class=defect,
                 detail=witness.detail,
                 witness=witness,
+                label=label,
             ),
         )
 
@@ -215,6 +222,9 @@ class ToolCheck:
         self._setups_built = False
 
     # --- running -------------------------------------------------------------------------
+
+    def changes(self, before: JSON, after: JSON) -> list[StateChange]:
+        return _changes(before, after, self.policy)
 
     def snapshot(self, env: Any) -> JSON:
         return mask_state(self.adapter.snapshot(env), self.masks)
@@ -339,6 +349,7 @@ class ToolCheck:
             self.check_arguments(happy, start)
             self.check_joint_falsy(happy, start)
             self.check_sequence(happy, start, initial)
+        check_observations(self)
         verdicts = self.ledger.verdicts()
         return ToolReport(
             tool=self.tool, verdict=roll_up(verdicts), clauses=verdicts, probes_run=self.probes_run

@@ -15,7 +15,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.contracts.model import ArgumentSpec, Contract, PredicateClause
+from harness.contracts.model import (
+    OBSERVATION_ROOTS,
+    ArgumentSpec,
+    Contract,
+    ObservationClause,
+    PredicateClause,
+)
 from harness.contracts.predicate import Predicate, PredicateRuntimeError, compile_predicate
 from harness.targets.equality import JSON, canonical_equal, canonical_key
 
@@ -36,6 +42,16 @@ class CompiledClause:
 
 
 @dataclass(frozen=True)
+class CompiledObservation:
+    clause: ObservationClause
+    predicate: Predicate
+
+    @property
+    def id(self) -> str:
+        return self.clause.id
+
+
+@dataclass(frozen=True)
 class CompiledContract:
     """A contract with every predicate compiled once."""
 
@@ -45,6 +61,7 @@ class CompiledContract:
     invariants: tuple[CompiledClause, ...]
     success: Predicate | None
     volatile: tuple[str, ...]
+    observations: tuple[CompiledObservation, ...] = ()
 
     @property
     def arguments(self) -> list[str]:
@@ -74,6 +91,13 @@ def compile_contract(contract: Contract, adapter_volatile: Sequence[str] = ()) -
         except ValueError as exc:
             raise ClauseCompileError("success", str(exc)) from exc
     volatile = tuple(dict.fromkeys([*adapter_volatile, *contract.volatile]))
+    observations = []
+    for clause in contract.observations:
+        try:
+            predicate = compile_predicate(clause.predicate, roots=OBSERVATION_ROOTS)
+        except ValueError as exc:
+            raise ClauseCompileError(clause.id, str(exc)) from exc
+        observations.append(CompiledObservation(clause, predicate))
     return CompiledContract(
         contract,
         compiled(contract.preconditions),
@@ -81,6 +105,7 @@ def compile_contract(contract: Contract, adapter_volatile: Sequence[str] = ()) -
         compiled(contract.invariants),
         success,
         volatile,
+        tuple(observations),
     )
 
 

@@ -17,8 +17,10 @@ class Verdict(StrEnum):
 
 
 class DefectClass(StrEnum):
-    """The checker's rules. The first six are DESIGN.md's classes; the last two are clauses
-    that the six do not cover: a frame clause broken, and a legal call refused."""
+    """The checker's rules. The first six are DESIGN.md's classes; then clauses that the six
+    do not cover: a frame clause broken, a legal call refused, and the two axes of an
+    observation clause (an artifact used outside its validity window on the environment's
+    clock, or accepted although its bytes were altered)."""
 
     PHANTOM_EFFECT = "phantom_effect"
     UNENFORCED_PRECONDITION = "unenforced_precondition"
@@ -28,6 +30,8 @@ class DefectClass(StrEnum):
     RESET_LEAK = "reset_leak"
     FRAME_BREAK = "frame_break"
     REFUSED_LEGAL_CALL = "refused_legal_call"
+    VALIDITY_BREAK = "validity_break"
+    INTEGRITY_BREAK = "integrity_break"
 
 
 class UntestableReason(StrEnum):
@@ -83,6 +87,9 @@ class ClauseVerdict(_Record):
     detail: str | None = None
     witness: Witness | None = None
     probes_graded: int = 0
+    label: str | None = Field(
+        default=None, description="Observation clauses: the HTTP/API failure label they cite"
+    )
 
 
 class ToolReport(_Record):

@@ -186,12 +186,67 @@ def is_draft(clause_id: str) -> bool:
     return clause_id.endswith(DRAFT_SUFFIX)
 
 
+FailureLabel = Literal[
+    "expired_before_use",
+    "mutated_token",
+    "signature_mismatch",
+    "missing_token",
+    "wrong_value",
+    "rate_limited",
+    "version_conflict",
+]
+OBSERVATION_ROOTS = frozenset({"pre", "args", "issued", "now"})
+
+
+class VirtualClock(_Strict):
+    """The environment's clock: a state path, and the tool and argument that advance it."""
+
+    path: str = Field(description="Dotted state path of the clock, e.g. storage.now")
+    advance_tool: str
+    advance_argument: str
+
+
+class ObservationClause(_Cited):
+    """`obs.*`: an artifact issued by one tool constrains a later call of this one.
+
+    `predicate` (over `pre`, `args`, `issued` = the issuing call's result, `now` = the
+    clock in `pre`) says when the call must be accepted: a validity clause over the clock
+    (`now < issued.expires_at`), an integrity clause over the bytes of the argument
+    `artifact` (`sha256(args.url) == pre.storage.issued[issued.nonce].digest`). Accepted
+    when it is false, or refused when it is true, VIOLATES with this clause's `label`."""
+
+    id: str
+    text: str = Field(min_length=1)
+    axis: Literal["validity", "integrity"]
+    label: FailureLabel = Field(description="The HTTP/API failure the clause cites")
+    issued_by: str = Field(description="The tool whose call issues the artifact")
+    artifact: str | None = Field(
+        default=None, description="The argument carrying the artifact; none for a call window"
+    )
+    artifact_from: str | None = Field(
+        default=None, description="Key of the issuing call's result that holds the artifact"
+    )
+    predicate: str = Field(min_length=1)
+    clock: VirtualClock | None = None
+
+    @model_validator(mode="after")
+    def _complete(self) -> ObservationClause:
+        if (self.artifact is None) != (self.artifact_from is None):
+            raise ValueError("give both `artifact` and `artifact_from`, or neither")
+        if self.axis == "validity" and self.clock is None:
+            raise ValueError("a validity clause needs `clock: {path, advance_tool, ...}`")
+        if self.axis == "integrity" and self.artifact is None:
+            raise ValueError("an integrity clause needs the `artifact` argument it checks")
+        return self
+
+
 CLAUSE_PREFIXES = {
     "preconditions": "pre.",
     "effects": "eff.",
     "frame": "frame.",
     "arguments": "arg.",
     "invariants": "inv.",
+    "observations": "obs.",
 }
 
 
@@ -206,6 +261,7 @@ class Contract(_Strict):
     frame: list[FrameClause] = Field(default_factory=list)
     arguments: list[ArgumentClause] = Field(default_factory=list)
     invariants: list[PredicateClause] = Field(default_factory=list)
+    observations: list[ObservationClause] = Field(default_factory=list)
     success: SuccessSignal
     on_precondition_violation: PreconditionViolation = PreconditionViolation()
     reset: ResetExpectation | None = None
@@ -233,6 +289,12 @@ class Contract(_Strict):
                 seen.add(clause.id)
         effective = {name for name, spec in self.signature.items() if spec.effective}
         declared = {c.argument for c in self.arguments}
+        for clause in self.observations:
+            if clause.artifact is not None and clause.artifact not in self.signature:
+                raise ValueError(
+                    f"observations: {clause.id} artifact {clause.artifact!r} names no argument "
+                    "of the signature"
+                )
         for name in sorted(declared - set(self.signature)):
             raise ValueError(f"arguments: arg.{name} names no argument of the signature")
         for name in sorted(effective - declared):

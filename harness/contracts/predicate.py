@@ -24,8 +24,9 @@ Language
   lists ``count(v) index(v)``; strings ``startswith(s) endswith(s) lower() upper()
   strip([chars]) split([sep])``. ``x.values`` without a call reads the key ``"values"``.
   ``keys()`` is a set, ``values()`` a list, ``items()`` a list of (key, value) pairs.
-- Functions: len sum min max abs any all sorted set int float str bool round; positional
-  arguments only (no ``key=``).
+- Functions: len sum min max abs any all sorted set int float str bool round sha256;
+  positional arguments only (no ``key=``). ``sha256(s)`` is the hex SHA-256 digest of the
+  UTF-8 bytes of string ``s`` (observation clauses compare digests recorded at issue).
 - Operators: ``and or not``, unary ``- +``, ``+ - * / // %`` (no ``**``, no bit operators;
   ``-`` on sets is difference), comparisons ``== != < <= > >= in not in`` (chains
   allowed), ``is`` / ``is not`` only against None, ``a if c else b``.
@@ -52,6 +53,7 @@ Semantics
 from __future__ import annotations
 
 import ast
+import hashlib
 import operator
 import warnings
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
@@ -100,6 +102,7 @@ BUILTINS: dict[str, tuple[int, int | None]] = {
     "str": (1, 1),
     "bool": (1, 1),
     "round": (1, 2),
+    "sha256": (1, 1),
 }
 METHODS: dict[str, tuple[int, int | None]] = {
     "keys": (0, 0),
@@ -130,6 +133,7 @@ _SIGNATURES: dict[str, str] = {
     "str": "str(x)",
     "bool": "bool(x)",
     "round": "round(x) or round(x, ndigits)",
+    "sha256": "sha256(s)",
     "keys": "x.keys()",
     "values": "x.values()",
     "items": "x.items()",
@@ -1326,6 +1330,13 @@ class _Interpreter:
             # longer changes for any int (< 4300 digits) or float, so clamping is exact.
             digits = max(-5000, min(5000, digits))
         return self.check_int(round(value, digits), node)
+
+    def b_sha256(self, node: ast.Call, args: list[Any]) -> str:
+        text = args[0]
+        if not isinstance(text, str):
+            raise self.type_error(node, f"sha256() needs a string, got {_kind(text)}")
+        self.tick(len(text) // 64 + 1)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 _HANDLERS: dict[type[ast.AST], Callable[[_Interpreter, Any, Env], Any]] = {

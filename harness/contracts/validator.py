@@ -5,7 +5,8 @@ names (preconditions read only pre and args); each provenance quote occurs verba
 cited line of the *installed* target source; a `tool_return` quote sits on a return or raise
 statement, not a comment or a log call; frame and volatile paths match something in a
 fresh snapshot; the signature matches the tool's real one; the source span is the tool's
-function; a biconditional success signal carries its justification.
+function; a biconditional success signal carries its justification; an observation clause
+names tools of the target and a clock path a fresh snapshot has.
 """
 
 from __future__ import annotations
@@ -20,7 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from harness.contracts.loader import contract_files, load_contract
-from harness.contracts.model import DRAFT_SUFFIX, Contract, Provenance, Surface
+from harness.contracts.model import (
+    DRAFT_SUFFIX,
+    OBSERVATION_ROOTS,
+    Contract,
+    Provenance,
+    Surface,
+)
 from harness.contracts.predicate import PredicateError, compile_predicate
 from harness.errors import Problem, UserError
 from harness.targets.adapter import Adapter
@@ -35,6 +42,7 @@ from harness.targets.registry import BUILTIN_TARGETS, resolve_adapter
 
 PRE_ROOTS = frozenset({"pre", "args"})
 SUCCESS_ROOTS = frozenset({"result", "args"})
+CLAUSE_FIELDS = ("preconditions", "effects", "frame", "arguments", "invariants", "observations")
 
 
 @lru_cache(maxsize=64)
@@ -85,6 +93,56 @@ class ContractValidator:
         problems += self._paths(file, contract)
         problems += self._signature(file, contract)
         problems += self._source_span(file, contract)
+        problems += self._observations(file, contract)
+        return problems
+
+    def _observations(self, file: str, contract: Contract) -> list[Problem]:
+        problems = []
+        tools = self.adapter.tool_names()
+        for clause in contract.observations:
+            try:
+                predicate = compile_predicate(clause.predicate, roots=OBSERVATION_ROOTS)
+            except PredicateError as exc:
+                problems.append(
+                    Problem(
+                        file,
+                        f"{clause.id}.predicate",
+                        str(exc),
+                        "an observation predicate may read only pre, args, issued and now",
+                    )
+                )
+            else:
+                for name in sorted(predicate.args_read - set(contract.signature)):
+                    problems.append(
+                        Problem(
+                            file,
+                            f"{clause.id}.predicate",
+                            f"reads args.{name}, which is not in the signature",
+                            "add it to `signature` or correct the name",
+                        )
+                    )
+            named = [("issued_by", clause.issued_by)]
+            if clause.clock is not None:
+                named.append(("clock.advance_tool", clause.clock.advance_tool))
+                if not pattern_matches_any(parse_pattern(clause.clock.path), self.fresh_snapshot()):
+                    problems.append(
+                        Problem(
+                            file,
+                            f"{clause.id}.clock.path",
+                            f"path {clause.clock.path!r} matches nothing in a fresh snapshot",
+                            "name the state path of the clock, e.g. storage.now",
+                        )
+                    )
+            for where, tool in named:
+                if tool not in tools:
+                    problems.append(
+                        Problem(
+                            file,
+                            f"{clause.id}.{where}",
+                            f"{tool!r} is not a tool of {self.adapter.name}",
+                            f"use one of: {', '.join(tools)}",
+                        )
+                    )
         return problems
 
     # --- predicates ------------------------------------------------------------------------
@@ -152,7 +210,7 @@ class ContractValidator:
     # --- provenance --------------------------------------------------------------------------
 
     def _cited(self, contract: Contract) -> Iterable[tuple[str, Provenance]]:
-        for field in ("preconditions", "effects", "frame", "arguments", "invariants"):
+        for field in CLAUSE_FIELDS:
             for clause in getattr(contract, field):
                 if clause.provenance is not None:
                     yield clause.id, clause.provenance

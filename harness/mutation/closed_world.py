@@ -1,4 +1,5 @@
-"""Closed-world operators: one defect class each, as stdlib-`ast` transforms of one function.
+"""Closed-world operators: one defect class each, as stdlib-`ast` transforms of one function
+(the six of DESIGN.md, and M-VALIDITY / M-INTEGRITY on the guards of observation clauses).
 
 Every operator is a small `AstOperator`: `candidates` lists the places it can act on, in
 source order and at any nesting depth (loops, try, with, if), and `transform` changes one
@@ -620,6 +621,97 @@ class ResetLeak(AstOperator):
         replace_statement(fn, candidate, [ast.Pass()])
 
 
+# --- observation guards ----------------------------------------------------------------------
+
+_SHIFTED: dict[type, type] = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
+
+
+def _reads_clock(test: ast.expr, clock_fields: frozenset[str]) -> bool:
+    return any(
+        (isinstance(n, ast.Attribute) and n.attr in clock_fields)
+        or (isinstance(n, ast.Name) and n.id in clock_fields)
+        or (isinstance(n, ast.Constant) and n.value in clock_fields)
+        for n in ast.walk(test)
+    )
+
+
+def _clock_comparison(test: ast.expr, clock_fields: frozenset[str]) -> ast.Compare | None:
+    """The first ordering comparison of the test that reads the clock."""
+    for node in ast.walk(test):
+        if (
+            isinstance(node, ast.Compare)
+            and any(type(op) in _SHIFTED for op in node.ops)
+            and _reads_clock(node, clock_fields)
+        ):
+            return node
+    return None
+
+
+def validity_guards(fn: FunctionNode, clock_fields: frozenset[str]) -> list[ast.If]:
+    """Guards whose condition reads the environment's clock (an expiry, a Retry-After)."""
+    if not clock_fields:
+        return []
+    return [g for g in guards(fn) if _reads_clock(g.test, clock_fields)]
+
+
+def _is_digest_comparison(node: ast.AST) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    return name == "compare_digest"
+
+
+def integrity_guards(fn: FunctionNode) -> list[ast.If]:
+    """Guards whose condition compares bytes with `compare_digest` (hmac or secrets): the
+    constant-time comparison of signatures, digests and ETags."""
+    return [g for g in guards(fn) if any(_is_digest_comparison(n) for n in ast.walk(g.test))]
+
+
+class ValidityBreak(AstOperator):
+    """M-VALIDITY: per guard reading the clock of one of the tool's observation clauses
+    (`SiteContext.clock_fields`), the guard removed (its `else` branch, if any, takes its
+    place), and, when it holds an ordering comparison of the clock, that comparison's
+    boundary shifted (`<` <-> `<=`, `>` <-> `>=`): an expiry honoured one tick late, a
+    Retry-After window one tick long."""
+
+    name = "M-VALIDITY"
+    arm = Arm.CLOSED_WORLD
+    defect_class = DefectClass.VALIDITY_BREAK
+
+    def candidates(self, fn: FunctionNode, context: SiteContext) -> list[Any]:
+        found: list[Any] = []
+        for guard in validity_guards(fn, context.clock_fields):
+            found.append((guard, None))
+            comparison = _clock_comparison(guard.test, context.clock_fields)
+            if comparison is not None:
+                found.append((guard, comparison))
+        return found
+
+    def transform(self, fn: FunctionNode, candidate: Any, variant: int, context: SiteContext):
+        guard, comparison = candidate
+        if comparison is None:
+            replace_statement(fn, guard, list(guard.orelse))
+            return
+        index = next(i for i, op in enumerate(comparison.ops) if type(op) in _SHIFTED)
+        comparison.ops[index] = _SHIFTED[type(comparison.ops[index])]()
+
+
+class IntegrityBreak(AstOperator):
+    """M-INTEGRITY: per guard comparing bytes with `compare_digest` (a signature, a digest,
+    an ETag), the guard removed (its `else` branch, if any, takes its place)."""
+
+    name = "M-INTEGRITY"
+    arm = Arm.CLOSED_WORLD
+    defect_class = DefectClass.INTEGRITY_BREAK
+
+    def candidates(self, fn: FunctionNode, context: SiteContext) -> list[Any]:
+        return integrity_guards(fn)
+
+    def transform(self, fn: FunctionNode, candidate: Any, variant: int, context: SiteContext):
+        replace_statement(fn, candidate, list(candidate.orelse))
+
+
 CLOSED_WORLD_OPERATORS: tuple[AstOperator, ...] = (
     PhantomEffect(),
     UnenforcedPrecondition(),
@@ -627,4 +719,6 @@ CLOSED_WORLD_OPERATORS: tuple[AstOperator, ...] = (
     PartialEffect(),
     InvariantBreak(),
     ResetLeak(),
+    ValidityBreak(),
+    IntegrityBreak(),
 )

@@ -57,6 +57,13 @@ class SiteContext(_Frozen):
             "or through another writer (a helper that only writes volatile fields is not one)"
         ),
     )
+    clock_fields: frozenset[str] = Field(
+        default=frozenset(),
+        description=(
+            "The last attribute/key name of the clock path of each observation clause of the "
+            "tool's contract (`storage.now` -> `now`): a guard reading one is a validity guard"
+        ),
+    )
     volatile_fields: frozenset[str] = Field(
         default=frozenset(),
         description=(

@@ -989,7 +989,11 @@ def site_context(
     package = _package_of(site.module, adapter)
     effective: frozenset[str] = frozenset()
     fields: frozenset[str] = frozenset()
+    clocks: frozenset[str] = frozenset()
     if target_contract is not None:
+        clocks = frozenset(
+            parse_pattern(c.clock.path)[-1] for c in target_contract.observations if c.clock
+        )
         effective = frozenset(
             name for name, spec in target_contract.signature.items() if spec.effective
         )
@@ -1008,6 +1012,7 @@ def site_context(
         effective_arguments=effective,
         invariant_fields=fields,
         writer_names=writers or frozenset(),
+        clock_fields=clocks,
         volatile_fields=volatile,
     )
 
