@@ -176,6 +176,16 @@ class ResetExpectation(_Cited):
     restores_initial: bool = True
 
 
+DRAFT_SUFFIX = "_draft"
+DRAFT_PREDICATE = "True"
+
+
+def is_draft(clause_id: str) -> bool:
+    """A draft clause (`eff.sends_draft`) is a placeholder a scaffold wrote: no count,
+    no checker and no score ever sees it until a person writes it and drops the suffix."""
+    return clause_id.endswith(DRAFT_SUFFIX)
+
+
 FailureLabel = Literal[
     "expired_before_use",
     "mutated_token",
@@ -266,6 +276,16 @@ class Contract(_Strict):
                     raise ValueError(f"{field}: clause id {clause.id!r} must start with {prefix!r}")
                 if clause.id in seen:
                     raise ValueError(f"{field}: clause id {clause.id!r} is used twice")
+                if field == "arguments" and is_draft(clause.id):
+                    raise ValueError(f"{field}: {clause.id!r}: argument clauses have no drafts")
+                if is_draft(clause.id) and getattr(clause, "predicate", None) not in (
+                    None,
+                    DRAFT_PREDICATE,
+                ):
+                    raise ValueError(
+                        f"{field}: {clause.id!r} has a predicate but is still marked draft; "
+                        f"drop the {DRAFT_SUFFIX!r} suffix from its id"
+                    )
                 seen.add(clause.id)
         effective = {name for name, spec in self.signature.items() if spec.effective}
         declared = {c.argument for c in self.arguments}
@@ -298,3 +318,16 @@ class Contract(_Strict):
 
     def clause_ids(self) -> list[str]:
         return [c.id for field in CLAUSE_PREFIXES for c in getattr(self, field)]
+
+    def draft_ids(self) -> list[str]:
+        return [i for i in self.clause_ids() if is_draft(i)]
+
+    def without_drafts(self) -> Contract:
+        """This contract as every checker and count sees it: draft clauses removed."""
+        if not self.draft_ids():
+            return self
+        kept = {
+            field: [c for c in getattr(self, field) if not is_draft(c.id)]
+            for field in CLAUSE_PREFIXES
+        }
+        return self.model_copy(update=kept)

@@ -21,7 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from harness.contracts.loader import contract_files, load_contract
-from harness.contracts.model import OBSERVATION_ROOTS, Contract, Provenance, Surface
+from harness.contracts.model import (
+    DRAFT_SUFFIX,
+    OBSERVATION_ROOTS,
+    Contract,
+    Provenance,
+    Surface,
+)
 from harness.contracts.predicate import PredicateError, compile_predicate
 from harness.errors import Problem, UserError
 from harness.targets.adapter import Adapter
@@ -446,12 +452,29 @@ def _annotation_type(annotation: Any) -> str | None:
     return None
 
 
-def validate_inputs(inputs: list[str]) -> tuple[int, list[Problem]]:
-    """Validate target names or contract paths; (files checked, problems)."""
+def draft_problems(path: Path, contract: Contract) -> list[Problem]:
+    """One line per draft clause: it is valid, but no count includes it yet."""
+    return [
+        Problem(
+            str(path),
+            clause_id,
+            "draft clause, excluded from every count",
+            f"write its predicate, then drop the {DRAFT_SUFFIX!r} suffix from the id",
+        )
+        for clause_id in contract.draft_ids()
+    ]
+
+
+def validate_inputs(inputs: list[str]) -> tuple[int, list[Problem], list[Problem]]:
+    """Validate target names (registered or `package.module:Class`) or contract paths;
+    (files checked, problems, drafts)."""
     paths: list[Path] = []
+    adapters: dict[str, Adapter] = {}
     for item in inputs:
-        if item in BUILTIN_TARGETS:
-            paths.append(resolve_adapter(item).contracts_dir())
+        if item in BUILTIN_TARGETS or (":" in item and not Path(item).exists()):
+            adapter = resolve_adapter(item)
+            adapters[adapter.name] = adapter  # its contracts name it by adapter.name
+            paths.append(adapter.contracts_dir())
         else:
             paths.append(Path(item))
     files = contract_files(paths)
@@ -465,6 +488,7 @@ def validate_inputs(inputs: list[str]) -> tuple[int, list[Problem]]:
             )
         )
     problems: list[Problem] = []
+    drafts: list[Problem] = []
     validators: dict[str, ContractValidator] = {}
     for path in files:
         try:
@@ -474,9 +498,14 @@ def validate_inputs(inputs: list[str]) -> tuple[int, list[Problem]]:
             continue
         if contract.target not in validators:
             try:
-                validators[contract.target] = ContractValidator(resolve_adapter(contract.target))
+                adapter = adapters.get(contract.target) or resolve_adapter(contract.target)
+                validators[contract.target] = ContractValidator(adapter)
             except UserError as exc:
-                problems += [Problem(str(path), "target", p.message, p.fix) for p in exc.problems]
+                fix = "or give its adapter (package.module:Class) to validate as well"
+                problems += [
+                    Problem(str(path), "target", p.message, f"{p.fix}; {fix}") for p in exc.problems
+                ]
                 continue
         problems += validators[contract.target].validate(path, contract)
-    return len(files), problems
+        drafts += draft_problems(path, contract)
+    return len(files), problems, drafts

@@ -27,7 +27,7 @@ def main() -> None:
     if mismatches:
         send(answers, ("refused", mismatches))
         return
-    ctx = new_context(spec.plan, spec.freeze_id, spec.post_hoc, spec.liveness, None)
+    ctx = new_context(spec.plan, spec.freeze_id, spec.post_hoc, spec.liveness, None, spec.checker)
     send(answers, ("ready", None))
     while True:
         try:

@@ -45,7 +45,7 @@ from typing import IO, Any
 
 from harness.errors import Problem, UserError
 from harness.execution.draw import DrawnPair
-from harness.execution.freeze import INSTALLED_GROUPS, installed_inputs
+from harness.execution.freeze import installed_inputs
 from harness.execution.ledger import PairStatus
 from harness.execution.plan import Plan
 from harness.execution.runner import PairOutcome, RunJob
@@ -63,8 +63,9 @@ class BatchSpec:
     post_hoc: bool
     plan: Plan
     liveness: dict[str, Any]
-    hashes: dict[str, dict[str, str]]  # INSTALLED_GROUPS -> key -> sha256
+    hashes: dict[str, dict[str, str]]  # installed group -> key -> sha256
     target_versions: dict[str, str]
+    checker: str | None = None  # a comparison checker of the plan; None: the plan's checker
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,7 @@ def installed_mismatches(spec: BatchSpec) -> list[HashMismatch]:
     """What this interpreter's installed inputs change against the spec, first by group."""
     hashes, versions = installed_inputs(spec.plan)
     mismatches = []
-    for group in INSTALLED_GROUPS:
+    for group in sorted(set(spec.hashes) | set(hashes)):  # checker_scope:NAME groups too
         expected, found = spec.hashes.get(group, {}), hashes.get(group, {})
         for key in sorted(set(expected) | set(found)):
             if expected.get(key) != found.get(key):
@@ -137,7 +138,7 @@ def installed_mismatches(spec: BatchSpec) -> list[HashMismatch]:
 
 # --- the worker side ----------------------------------------------------------------------------
 
-_HOSTS: dict[tuple[str, int], subprocess.Popen[bytes]] = {}
+_HOSTS: dict[tuple[str, str | None, int], subprocess.Popen[bytes]] = {}
 
 
 def send(stream: IO[bytes], message: object) -> None:
@@ -147,10 +148,10 @@ def send(stream: IO[bytes], message: object) -> None:
 
 def _host(spec: BatchSpec, worker: str) -> subprocess.Popen[bytes]:
     thread = threading.get_ident()
-    host = _HOSTS.get((spec.freeze_id, thread))
+    host = _HOSTS.get((spec.freeze_id, spec.checker, thread))
     if host is not None and host.poll() is None:
         return host
-    for key in [k for k in _HOSTS if k[1] == thread]:  # an earlier run's host on this thread
+    for key in [k for k in _HOSTS if k[2] == thread]:  # an earlier run's host on this thread
         _HOSTS.pop(key).kill()
     # its stderr goes to a file, not a pipe nobody reads; kept only to explain a failed start
     with tempfile.TemporaryFile() as errors:
@@ -174,7 +175,7 @@ def _host(spec: BatchSpec, worker: str) -> subprocess.Popen[bytes]:
         host.kill()
         host.wait()
         raise FreezeMismatch(worker, spec.freeze_id, payload)
-    _HOSTS[(spec.freeze_id, thread)] = host
+    _HOSTS[(spec.freeze_id, spec.checker, thread)] = host
     return host
 
 
@@ -194,7 +195,7 @@ def score_batch(spec: BatchSpec, pairs: list[DrawnPair]) -> list[PairOutcome]:
                 return outcomes
             outcomes.append(payload)
     except (EOFError, OSError, pickle.UnpicklingError) as exc:
-        _HOSTS.pop((spec.freeze_id, threading.get_ident()), None)
+        _HOSTS.pop((spec.freeze_id, spec.checker, threading.get_ident()), None)
         try:
             code = host.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -282,12 +283,13 @@ class DaskExecutor:
 
         hashes, versions = installed_inputs(job.plan)  # verified against the freeze already
         spec = BatchSpec(
-            freeze_id=job.run_id,
+            freeze_id=job.freeze_id,
             post_hoc=job.post_hoc,
             plan=job.plan,
             liveness=job.corpus.liveness,
-            hashes={g: hashes.get(g, {}) for g in INSTALLED_GROUPS},
+            hashes={g: hashes.get(g, {}) for g in hashes},
             target_versions=versions,
+            checker=job.checker,
         )
         size = self.batch_size
         batches = [pairs[i : i + size] for i in range(0, len(pairs), size)]

@@ -263,9 +263,11 @@ def draw(plan: Plan, root: Path, exclude: set[str] | None = None) -> Corpus:
         for e in sample
     ] + control_pairs(plan, root)
     liveness: dict[str, dict[str, list[dict[str, Any]]]] = {}
-    for name, target in targets.items():
-        tools = sorted({p.tool for p in pairs if p.mutant.target == name})
-        liveness[name] = {
+    for target in targets.values():
+        # keyed like the mutants, by the adapter's name: a plan may name the target by
+        # `package.module:Class` as well as by its registered name
+        tools = sorted({p.tool for p in pairs if p.mutant.target == target.name})
+        liveness[target.name] = {
             tool: build_corpus(
                 target.adapter, target.contracts[tool], plan.seed, plan.liveness_probes_per_tool
             )

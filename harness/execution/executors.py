@@ -138,7 +138,9 @@ class LocalExecutor:
     def run(
         self, job: RunJob, pairs: list[DrawnPair], on_outcome: Callable[[PairOutcome], None]
     ) -> None:
-        ctx = new_context(job.plan, job.run_id, job.post_hoc, job.corpus.liveness, job.corpus)
+        ctx = new_context(
+            job.plan, job.freeze_id, job.post_hoc, job.corpus.liveness, job.corpus, job.checker
+        )
         complete_context(ctx, job.corpus.pairs, job.folder / "baseline.json")
         score_pairs(ctx, pairs, self.workers, on_outcome)
 

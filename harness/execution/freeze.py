@@ -73,13 +73,45 @@ def _rel(path: Path, base: Path) -> str:
     return resolved.relative_to(base.resolve()).as_posix()
 
 
-def checker_for(plan: Plan):  # -> Checker; import here: execution depends on checker
-    from harness.checker import ReferenceChecker
-    from harness.targets.registry import resolve_reference
+def checker_for(plan: Plan, name: str | None = None):  # -> Checker
+    """The plan's checker, or the frozen comparison checker `name`."""
+    from harness.checkers import resolve_checker  # here: execution depends on checkers
 
-    if plan.checker == "reference":
-        return ReferenceChecker(seed=plan.checker_seed)
-    return resolve_reference(plan.checker, "checker")()
+    return resolve_checker(name or plan.checker, seed=plan.checker_seed)
+
+
+def run_checker(plan: Plan, name: str | None, freeze_id: str, post_hoc: bool, allow_post_hoc: bool):
+    """(checker, freeze id, run id, post hoc) for `harness run [--checker NAME]`. The plan's
+    checker runs into the folder named by the freeze id; a comparison checker (frozen with
+    the plan) into `<freeze id>.<checker name>`; any other checker only with --post-hoc
+    (`allow_post_hoc`), which then marks every row post hoc."""
+    checker = checker_for(plan, name)
+    if name is None or name == plan.checker:
+        return checker, freeze_id, freeze_id, post_hoc
+    if name not in plan.comparison_checkers:
+        if not allow_post_hoc:
+            raise UserError(
+                Problem(
+                    name,
+                    "--checker",
+                    f"is not frozen with plan {plan.name} (its checkers: "
+                    f"{', '.join([plan.checker, *plan.comparison_checkers])})",
+                    "add it to the plan's comparison_checkers and draw --refreeze + freeze, "
+                    "or pass --post-hoc",
+                )
+            )
+        post_hoc = True
+        if not freeze_id.startswith("posthoc-"):
+            freeze_id = f"posthoc-{freeze_id}"
+    return checker, freeze_id, f"{freeze_id}.{checker.name}", post_hoc
+
+
+def _scope_hashes(checker) -> dict[str, str]:
+    scope = checker.scope_files()
+    # keyed from the parent of the scope's common folder: harness/checker/dynamic.py for the
+    # reference checker, the same shape for a checker installed anywhere else
+    scope_base = Path(os.path.commonpath([p.resolve().parent for p in scope])).parent
+    return {_rel(p, scope_base): sha256_file(p) for p in scope}
 
 
 def current_inputs(
@@ -111,19 +143,14 @@ def current_inputs(
     return hashes, versions
 
 
-INSTALLED_GROUPS = ("checker_scope", "contracts", "target_source")
-
-
 def installed_inputs(plan: Plan) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
-    """(hashes of INSTALLED_GROUPS, target versions): what the installed packages of this
-    interpreter hold, the part of a freeze a remote worker can check for itself."""
+    """(hashes of checker_scope[:NAME], contracts and target_source; target versions): what
+    the installed packages of this interpreter hold, the part of a freeze a remote worker
+    can check for itself."""
     hashes: dict[str, dict[str, str]] = {}
-    checker = checker_for(plan)
-    scope = checker.scope_files()
-    # keyed from the parent of the scope's common folder: harness/checker/dynamic.py for the
-    # reference checker, the same shape for a checker installed anywhere else
-    scope_base = Path(os.path.commonpath([p.resolve().parent for p in scope])).parent
-    hashes["checker_scope"] = {_rel(p, scope_base): sha256_file(p) for p in scope}
+    hashes["checker_scope"] = _scope_hashes(checker_for(plan))
+    for name in plan.comparison_checkers:  # frozen too: `harness run --checker NAME`
+        hashes[f"checker_scope:{name}"] = _scope_hashes(checker_for(plan, name))
     hashes["contracts"] = {}
     hashes["target_source"] = {}
     versions: dict[str, str] = {}

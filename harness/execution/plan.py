@@ -54,7 +54,15 @@ class Plan(_Strict):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
     description: str
     seed: int
-    checker: str = Field(default="reference", description="reference, or package.module:Class")
+    checker: str = Field(
+        default="reference",
+        description="A registered checker (reference, static-scanner) or package.module:Class",
+    )
+    comparison_checkers: list[str] = Field(
+        default_factory=list,
+        description="Further checkers frozen with the plan; `harness run PLAN --checker NAME` "
+        "runs one of them into its own run folder, for `harness compare`",
+    )
     checker_seed: int = 0
     scoring: Literal["differential-v1"] = SCORING_RULE
     timeout_seconds: float = Field(default=20.0, gt=0)

@@ -32,6 +32,7 @@ from harness.execution.freeze import (
     checker_for,
     current_inputs,
     freeze_id_of,
+    run_checker,
     verify,
 )
 from harness.execution.ledger import (
@@ -71,10 +72,12 @@ class RunJob:
     plan_path: Path
     plan: Plan
     root: Path
-    run_id: str  # the freeze id, or posthoc-<id of the current inputs>
+    run_id: str  # the run folder's name: the freeze id (+ .checker for a comparison checker)
     post_hoc: bool
     corpus: Corpus
     folder: Path
+    freeze_id: str  # every row's: the freeze id, or posthoc-<id of the current inputs>
+    checker: str | None = None  # a comparison checker of the plan; None: the plan's checker
 
 
 @dataclass(frozen=True)
@@ -99,13 +102,18 @@ class Executor(Protocol):
 
 
 def new_context(
-    plan: Plan, freeze_id: str, post_hoc: bool, liveness: dict[str, Any], corpus: Corpus | None
+    plan: Plan,
+    freeze_id: str,
+    post_hoc: bool,
+    liveness: dict[str, Any],
+    corpus: Corpus | None,
+    checker: str | None = None,
 ) -> RunContext:
     """A context with targets and checker loaded; `complete_context` adds what pairs need."""
     if corpus is None:  # a Dask worker gets the liveness calls, not the whole corpus
         corpus = Corpus(plan=plan.name, seed=plan.seed, pairs=[], liveness=liveness)
-    targets = {name: load_target(name) for name in plan.targets()}
-    return RunContext(plan, freeze_id, post_hoc, corpus, targets, checker_for(plan))
+    targets = {t.name: t for t in map(load_target, plan.targets())}  # as mutants name them
+    return RunContext(plan, freeze_id, post_hoc, corpus, targets, checker_for(plan, checker))
 
 
 def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None) -> None:
@@ -294,7 +302,7 @@ def _row(job: RunJob, pair: DrawnPair, outcome: PairOutcome) -> LedgerRow:
         defect_class=mutant.defect_class,
         target=mutant.target,
         target_version=mutant.target_version,
-        freeze_id=job.run_id,
+        freeze_id=job.freeze_id,
         post_hoc=job.post_hoc,
         predicted=pair.predicted,
         timing=Timing(seconds=round(outcome.seconds, 4), started_at=outcome.started_at),
@@ -315,31 +323,32 @@ def execute(
     post_hoc: bool = False,
     progress: Any = None,
     executor: Executor | None = None,
+    checker: str | None = None,
 ) -> RunResult:
     """Score the pairs not yet in the ledger with `executor` (default: the local pool of
-    `workers` processes)."""
+    `workers` processes) under the plan's checker, or the comparison checker `checker`."""
     from harness.execution.executors import LocalExecutor
 
     if executor is None:
         executor = LocalExecutor(workers or os.cpu_count() or 1)
-    plan, root, run_id, post_hoc = prepare(plan_path, post_hoc)
+    plan, root, run_id, changed = prepare(plan_path, post_hoc)
+    chosen, freeze_id, run_id, post_hoc = run_checker(plan, checker, run_id, changed, post_hoc)
     corpus = load_corpus(root, plan)
     folder = run_dir_for(root, plan, run_id)
     folder.mkdir(parents=True, exist_ok=True)
-    job = RunJob(plan_path, plan, root, run_id, post_hoc, corpus, folder)
-    checker = checker_for(plan)
+    job = RunJob(plan_path, plan, root, run_id, post_hoc, corpus, folder, freeze_id, checker)
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     manifest = {
         "plan": plan.name,
         "run": run_id,
-        "freeze_id": run_id,
+        "freeze_id": freeze_id,
         "post_hoc": post_hoc,
         **executor.describe(),
         "started_at": started_at,
         "ended_at": None,
         "python": platform.python_version(),
         "platform": platform.platform(),
-        "checker": f"{checker.name} {checker.version}",
+        "checker": f"{chosen.name} {chosen.version}",
         "target_versions": {n: load_target(n).adapter.version() for n in plan.targets()},
         "pairs_total": len(corpus.pairs),
     }

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import linecache
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -57,9 +58,14 @@ def _compile(mutant: Mutant) -> Any:
             holder = ast.ClassDef(parts[-2], [], [], [definition], [])
             tree = ast.Module([holder], [])
         ast.fix_missing_locations(tree)
-        code = compile(tree, f"<mutant {mutant.id} of {site.file}:{site.qualname}>", "exec")
+        filename = f"<mutant {mutant.id} of {site.file}:{site.qualname}>"
+        code = compile(tree, filename, "exec")
     except (SyntaxError, ValueError) as exc:
         raise MutantCompileError(f"mutant {mutant.id} ({site.qualname}): {exc}") from exc
+    # the mutated text, where tracebacks and source readers (the static-scanner checker)
+    # look for code that has no file; memory only, like every other part of a mutant
+    text = mutant.mutated_source
+    linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
     module = importlib.import_module(site.module)
     namespace: dict[str, Any] = {}
     exec(code, module.__dict__, namespace)  # defines the function only; runs no target code

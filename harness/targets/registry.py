@@ -1,24 +1,19 @@
-"""Targets by name: the built-in adapters, or `package.module:Name` for any other."""
+"""Targets by name: adapters registered under the `contract_harness.targets` entry-point
+group (the built-ins are registered there too), or `package.module:Name` for any other."""
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from harness.contracts.loader import contract_files, load_contract
 from harness.contracts.model import Contract
 from harness.errors import Problem, UserError
+from harness.plugins import TARGETS_GROUP, construct, registered, resolve, resolve_reference
 from harness.targets.adapter import Adapter
 
-BUILTIN_TARGETS: dict[str, str] = {
-    "toy_domain": "harness.targets.toy:ToyAdapter",
-    "agentdojo-banking": "harness.targets.agentdojo.adapter:AgentDojoBankingAdapter",
-    "agentdojo-slack": "harness.targets.agentdojo.adapter:AgentDojoSlackAdapter",
-    "agentdojo-travel": "harness.targets.agentdojo.adapter:AgentDojoTravelAdapter",
-    "agentdojo-workspace": "harness.targets.agentdojo.adapter:AgentDojoWorkspaceAdapter",
-}
+# Every target known by name now: the built-ins and any installed distribution's.
+BUILTIN_TARGETS: dict[str, str] = registered(TARGETS_GROUP)
 
 
 @dataclass
@@ -34,29 +29,25 @@ class Target:
         return self.adapter.name
 
 
-def resolve_reference(reference: str, kind: str) -> Any:
-    """The object named by `package.module:Name`; a UserError naming `kind` otherwise."""
-    module_name, _, attr = reference.partition(":")
-    if not module_name or not attr:
-        raise UserError(
-            Problem(reference, kind, f"not a {kind} reference", "write package.module:Name")
-        )
-    try:
-        return getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise UserError(
-            Problem(reference, kind, f"cannot load {reference} ({exc})", "check the reference")
-        ) from exc
+# what isinstance(x, Adapter) checks, named in the error when one is missing
+_ADAPTER_MEMBERS = sorted([*(m for m in vars(Adapter) if not m.startswith("_")), "name"])
 
 
 def resolve_adapter(name: str) -> Adapter:
-    reference = BUILTIN_TARGETS.get(name, name)
-    if ":" not in reference:
-        known = ", ".join(sorted(BUILTIN_TARGETS))
+    """A new adapter of the target registered as `name` (or named `package.module:Class`)."""
+    adapter = construct(resolve(TARGETS_GROUP, name), name, "target")
+    if not isinstance(adapter, Adapter):
+        missing = [m for m in _ADAPTER_MEMBERS if not hasattr(adapter, m)]
         raise UserError(
-            Problem(name, "target", "unknown target", f"use one of {known} or package.module:Class")
+            Problem(
+                name,
+                "target",
+                f"{type(adapter).__name__} does not meet the Adapter protocol "
+                f"(missing: {', '.join(missing)})",
+                "implement every member of harness.targets.adapter.Adapter (docs/adapters.md)",
+            )
         )
-    return resolve_reference(reference, "target")()
+    return adapter
 
 
 def load_target(name: str) -> Target:
@@ -96,8 +87,12 @@ def load_target(name: str) -> Target:
                 )
             )
         else:
-            contracts[contract.tool] = contract
+            # drafts never count: no checker ever sees a clause a person has not written
+            contracts[contract.tool] = contract.without_drafts()
             paths[contract.tool] = path
     if problems:
         raise UserError(problems)
     return Target(adapter, contracts, paths)
+
+
+__all__ = ["BUILTIN_TARGETS", "Target", "load_target", "resolve_adapter", "resolve_reference"]

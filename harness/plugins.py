@@ -1,0 +1,100 @@
+"""Plug-ins by name: targets and checkers registered as entry points, or `package.module:Name`.
+
+Two entry-point groups, `contract_harness.targets` and `contract_harness.checkers`, name
+the adapter classes and checker classes a distribution offers. This package registers its
+own built-ins there (pyproject.toml), so they are found the same way as anyone else's.
+A name that holds a colon is a reference and is imported directly.
+"""
+
+from __future__ import annotations
+
+import importlib
+from importlib.metadata import entry_points
+from typing import Any
+
+from harness.errors import Problem, UserError
+
+TARGETS_GROUP = "contract_harness.targets"
+CHECKERS_GROUP = "contract_harness.checkers"
+
+# What this package's own pyproject registers; used only where the installed metadata is
+# missing (a source tree run without `pip install -e .`), so a bare checkout still works.
+_SHIPPED: dict[str, dict[str, str]] = {
+    TARGETS_GROUP: {
+        "toy_domain": "harness.targets.toy:ToyAdapter",
+        "agentdojo-banking": "harness.targets.agentdojo.adapter:AgentDojoBankingAdapter",
+        "agentdojo-slack": "harness.targets.agentdojo.adapter:AgentDojoSlackAdapter",
+        "agentdojo-travel": "harness.targets.agentdojo.adapter:AgentDojoTravelAdapter",
+        "agentdojo-workspace": "harness.targets.agentdojo.adapter:AgentDojoWorkspaceAdapter",
+    },
+    CHECKERS_GROUP: {
+        "reference": "harness.checker:ReferenceChecker",
+        "static-scanner": "harness.checkers.static:StaticScannerChecker",
+    },
+}
+
+_KIND = {TARGETS_GROUP: "target", CHECKERS_GROUP: "checker"}
+
+
+def registered(group: str) -> dict[str, str]:
+    """Name -> `package.module:Name` for every plug-in of `group`."""
+    found = dict(_SHIPPED[group])
+    found.update({ep.name: ep.value for ep in entry_points(group=group)})
+    return dict(sorted(found.items()))
+
+
+def resolve_reference(reference: str, kind: str) -> Any:
+    """The object named by `package.module:Name`; a UserError naming `kind` otherwise."""
+    module_name, _, attr = reference.partition(":")
+    if not module_name or not attr:
+        raise UserError(
+            Problem(reference, kind, f"not a {kind} reference", "write package.module:Name")
+        )
+    try:
+        value: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            value = getattr(value, part)
+    except (ImportError, AttributeError) as exc:
+        raise UserError(
+            Problem(
+                reference,
+                kind,
+                f"cannot load {reference} ({type(exc).__name__}: {exc})",
+                "check the module is importable (installed, or on PYTHONPATH) and the name",
+            )
+        ) from exc
+    return value
+
+
+def resolve(group: str, name: str) -> Any:
+    """The class registered as `name` in `group`, or named by a `package.module:Name`."""
+    kind = _KIND[group]
+    if ":" in name:
+        return resolve_reference(name, kind)
+    known = registered(group)
+    if name not in known:
+        raise UserError(
+            Problem(
+                name,
+                kind,
+                f"unknown {kind}",
+                f"use one of {', '.join(known)}, a package.module:Name, or register one "
+                f"under the entry-point group {group}",
+            )
+        )
+    return resolve_reference(known[name], kind)
+
+
+def construct(factory: Any, name: str, kind: str, **kwargs: Any) -> Any:
+    """`factory(**kwargs)`; a factory that cannot be called so is a UserError, not a crash."""
+    try:
+        return factory(**kwargs)
+    except TypeError as exc:
+        raise UserError(
+            Problem(
+                name,
+                kind,
+                f"cannot construct {getattr(factory, '__name__', factory)!s} ({exc})",
+                f"name a {kind} class whose constructor takes no required arguments",
+            )
+        ) from exc
