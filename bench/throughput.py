@@ -88,7 +88,7 @@ class TreeMemory:
     (shared copy-on-write pages of forked workers count once per process: an upper bound),
     and never below getrusage's peaks of this process plus its largest reaped child."""
 
-    def __init__(self, interval: float = 0.05):
+    def __init__(self, interval: float = 0.25):
         self.interval = interval
         self.sampled_peak = 0
         self._stop = threading.Event()
@@ -138,6 +138,14 @@ def _tree_rss(root: int) -> int:
     return total
 
 
+def cpu_seconds() -> float:
+    """CPU time of this process and of every descendant reaped so far (user + system): less
+    sensitive than wall time to other load on a shared machine."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + reaped.ru_utime + reaped.ru_stime
+
+
 # --- the harness runner ---------------------------------------------------------------------
 
 
@@ -160,6 +168,7 @@ class HarnessRun:
     workers: int
     pairs: int
     wall_seconds: float
+    cpu_seconds: float
     scoring_seconds: float
     mean_pair_seconds: float
     detected_mutants: list[str]
@@ -177,9 +186,9 @@ class HarnessRun:
 def run_harness(plan_path: Path, workers: int) -> tuple[HarnessRun, list[LedgerRow], Path]:
     shutil.rmtree(plan_path.parent.parent / "results", ignore_errors=True)  # no resume
     clock = ScoringClock()
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), cpu_seconds()
     result = execute(plan_path, workers=workers, progress=clock)
-    wall = time.perf_counter() - began
+    wall, cpu = time.perf_counter() - began, cpu_seconds() - cpu
     rows = result.rows
     statuses: dict[str, int] = {}
     for row in rows:
@@ -188,6 +197,7 @@ def run_harness(plan_path: Path, workers: int) -> tuple[HarnessRun, list[LedgerR
         workers=workers,
         pairs=len(rows),
         wall_seconds=wall,
+        cpu_seconds=cpu,
         scoring_seconds=clock.ended - clock.began,
         mean_pair_seconds=statistics.mean(r.timing.seconds for r in rows),
         detected_mutants=sorted({r.mutant_id for r in rows if r.status is PairStatus.DETECTED}),
@@ -206,6 +216,7 @@ class CosmicRaySession:
     pairs: int
     init_seconds: float
     exec_seconds: float
+    exec_cpu_seconds: float
     killed_mutants: list[str]
     outcomes: dict[str, str] = field(default_factory=dict)  # mutant id -> outcome
     command_seconds: list[float] = field(default_factory=list)
@@ -344,7 +355,9 @@ def run_cosmic_ray(
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(copy), os.environ.get("PYTHONPATH", "")]),
     }
+    cpu = cpu_seconds()
     exec_seconds = cosmic_ray_cli("exec", str(config), str(session), cwd=copy, env=env)
+    exec_cpu = cpu_seconds() - cpu
 
     outcomes: dict[str, str] = {}
     with use_db(str(session), WorkDB.Mode.open) as db:
@@ -363,6 +376,7 @@ def run_cosmic_ray(
         pairs=len(pairs),
         init_seconds=init_seconds,
         exec_seconds=exec_seconds,
+        exec_cpu_seconds=exec_cpu,
         killed_mutants=sorted(m for m, o in outcomes.items() if o == TestOutcome.KILLED.value),
         outcomes=outcomes,
         command_seconds=[r["seconds"] for r in records],
@@ -458,10 +472,12 @@ def main() -> int:
 
         checker = checker_for(load_plan(plan_path))
         loaded = {t: load_target(t) for t in targets}
+        cpu = cpu_seconds()
         bare = [bare_checker_seconds(checker, loaded[r.target], r.tool) for r in rows]
+        bare_cpu = cpu_seconds() - cpu
     peak = memory.peak_bytes
     wall = time.perf_counter() - started
-    summary = summarise(args, one, two, sessions, rows, bare, peak, wall)
+    summary = summarise(args, one, two, sessions, rows, bare, bare_cpu, peak, wall)
     print_summary(summary)
     RESULTS.mkdir(parents=True, exist_ok=True)
     stem = today() if not args.quick else f"{today()}-quick"
@@ -482,6 +498,7 @@ def summarise(
     sessions: list[CosmicRaySession],
     rows: list[LedgerRow],
     bare: list[float],
+    bare_cpu: float,
     peak: int,
     wall: float,
 ) -> dict[str, Any]:
@@ -522,6 +539,15 @@ def summarise(
         "two_workers_over_one": _ratio(two.scoring_pairs_per_second, one.scoring_pairs_per_second),
         "two_workers_over_one_end_to_end": _ratio(two.pairs_per_second, one.pairs_per_second),
         "peak_memory_mib": round(peak / 2**20, 1),
+        # The ceiling of harness/Cosmic Ray: no runner beats the checker's own probe work.
+        "limit_over_cosmic_ray": _ratio(limit_rate, cr_rate),
+    }
+    cr_cpu = sum(s.exec_cpu_seconds for s in sessions)
+    cpu_ratios = {  # the same ratios from CPU seconds of the process tree
+        "harness_over_cosmic_ray": _ratio(cr_cpu / cr_pairs, one.cpu_seconds / one.pairs),
+        "harness_2w_over_cosmic_ray": _ratio(cr_cpu / cr_pairs, two.cpu_seconds / two.pairs),
+        "harness_per_pair_over_bare_checker": _ratio(one.cpu_seconds, bare_cpu),
+        "limit_over_cosmic_ray": _ratio(cr_cpu / cr_pairs, bare_cpu / len(bare)),
     }
     targets = {}
     for name, (sense, bound) in TARGETS.items():
@@ -567,6 +593,13 @@ def summarise(
             "mean_seconds": round(statistics.mean(bare), 4),
         },
         "ratios": ratios,
+        "cpu_ratios": cpu_ratios,
+        "cpu_seconds_per_pair": {
+            "harness_1_worker": round(one.cpu_seconds / one.pairs, 4),
+            "harness_2_workers": round(two.cpu_seconds / two.pairs, 4),
+            "cosmic_ray": round(cr_cpu / cr_pairs, 4),
+            "bare_checker": round(bare_cpu / len(bare), 4),
+        },
         "targets": targets,
         "agreement": {
             "harness_detected": len(harness_detected),
@@ -599,6 +632,8 @@ def print_summary(s: dict[str, Any]) -> None:
             else f"  target {target['target']}: " + ("met" if target["met"] else "MISSED")
         )
         print(f"{name:<34} {value:>9}{verdict}")
+    for name, value in s["cpu_ratios"].items():
+        print(f"cpu: {name:<29} {value:>9}")
     agreement = s["agreement"]
     print(
         f"agreement: harness detected {agreement['harness_detected']}, "
@@ -634,6 +669,12 @@ def markdown(s: dict[str, Any]) -> str:
             "" if target is None else f"{target['target']} ({'met' if target['met'] else 'missed'})"
         )
         lines.append(f"| {name} | {value} | {mark} |")
+    lines += [
+        "",
+        "From CPU seconds of the process tree (less sensitive to other load): "
+        + ", ".join(f"{k} {v}" for k, v in s["cpu_ratios"].items())
+        + ".",
+    ]
     agreement = s["agreement"]
     lines += [
         "",
