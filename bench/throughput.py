@@ -433,7 +433,8 @@ def bench_project(
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="24 toy mutants (under 3 min)")
+    parser.add_argument("--quick", action="store_true", help="24 mutants a target (under 3 min)")
+    parser.add_argument("--limit", type=int, help="at most this many mutants a target (seeded)")
     parser.add_argument(
         "--agentdojo",
         action="store_true",
@@ -446,7 +447,7 @@ def main() -> int:
     targets = ["toy_domain"]
     if args.agentdojo and agentdojo_installed():
         targets += [f"agentdojo-{s}" for s in AGENTDOJO_SUITES]
-    limit = 24 if args.quick else None
+    limit = args.limit or (24 if args.quick else None)
 
     with TreeMemory() as memory, tempfile.TemporaryDirectory(prefix="bench-") as tmp:
         folder = Path(tmp) if args.keep is None else args.keep.resolve()
@@ -480,7 +481,7 @@ def main() -> int:
     summary = summarise(args, one, two, sessions, rows, bare, bare_cpu, peak, wall)
     print_summary(summary)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    stem = today() if not args.quick else f"{today()}-quick"
+    stem = today() if not (args.quick or args.limit) else f"{today()}-quick"
     (RESULTS / f"{stem}.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
     (RESULTS / f"{stem}.md").write_text(markdown(summary))
     print(f"wrote {RESULTS / stem}.json and .md")
@@ -558,6 +559,7 @@ def summarise(
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": "python bench/throughput.py"
         + (" --quick" if args.quick else "")
+        + (f" --limit {args.limit}" if args.limit else "")
         + (" --agentdojo" if args.agentdojo else ""),
         "python": sys.version.split()[0],
         "cpus": os.cpu_count(),
