@@ -447,6 +447,8 @@ def main() -> int:
     targets = ["toy_domain"]
     if args.agentdojo and agentdojo_installed():
         targets += [f"agentdojo-{s}" for s in AGENTDOJO_SUITES]
+    elif args.agentdojo:
+        print("agentdojo is not installed: measuring the toy domain only")
     limit = args.limit or (24 if args.quick else None)
 
     with TreeMemory() as memory, tempfile.TemporaryDirectory(prefix="bench-") as tmp:
