@@ -273,7 +273,8 @@ def run_cosmic_ray(
     package = pairs[0].mutant.site.module.partition(".")[0]
     session_dir = folder / f"cosmic-ray-{target_name}"
     copy = session_dir / "src"
-    shutil.copytree(source_root / package, copy / package, ignore=shutil.ignore_patterns("*.pyc"))
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(source_root / package, copy / package, ignore=ignore)
 
     tools: dict[str, list[str]] = {}
     mutants: dict[str, Mutant] = {}
@@ -351,10 +352,8 @@ def run_cosmic_ray(
             indent=1,
         )
     )
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(copy), os.environ.get("PYTHONPATH", "")]),
-    }
+    search = [str(copy), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(search)}  # the copy shadows the target
     cpu = cpu_seconds()
     exec_seconds = cosmic_ray_cli("exec", str(config), str(session), cwd=copy, env=env)
     exec_cpu = cpu_seconds() - cpu
