@@ -46,10 +46,9 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=1)
     args = parser.parse_args()
 
+    from common import RESULTS, bare_checker_seconds, throwaway_project, today
+
     from harness.checker import ReferenceChecker
-    from harness.execution.draw import draw
-    from harness.execution.freeze import freeze
-    from harness.execution.plan import load_plan
     from harness.execution.runner import execute
     from harness.targets.registry import load_target
 
@@ -60,14 +59,8 @@ def main() -> int:
     import_seconds = time.perf_counter() - started
 
     with tempfile.TemporaryDirectory() as folder:
-        root = Path(folder)
-        (root / "plans").mkdir()
         arms = "".join(ARM.format(suite=s, per_operator=args.per_operator) for s in args.suites)
-        plan_path = root / "plans" / "bench.yaml"
-        plan_path.write_text(PLAN.format(arms=arms))
-        plan = load_plan(plan_path)
-        corpus = draw(plan, root)
-        freeze(plan_path, plan, root, [p.pair_id for p in corpus.pairs])
+        plan_path, _ = throwaway_project(Path(folder), "bench", PLAN.format(arms=arms))
         began = time.perf_counter()
         result = execute(plan_path, workers=args.workers)
         run_seconds = time.perf_counter() - began
@@ -78,11 +71,7 @@ def main() -> int:
         key = (row.target, row.tool)
         if key not in bare:
             target = targets[row.target.removeprefix("agentdojo-")]
-            times = []
-            for _ in range(3):
-                t0 = time.perf_counter()
-                checker.check(target, [row.tool])
-                times.append(time.perf_counter() - t0)
+            times = [bare_checker_seconds(checker, target, row.tool) for _ in range(3)]
             bare[key] = statistics.median(times)
 
     per_suite = {}
@@ -132,9 +121,8 @@ def main() -> int:
         f"{'all':<10} {summary['pairs']:>5} {pair_all:>8.3f} {bare_all:>8.3f} "
         f"{summary['pair_over_bare']:>6.2f} {summary['share_outside_checker_probes']:>8.1%}"
     )
-    out = Path("results") / "bench"
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"agentdojo-{datetime.now(UTC).date().isoformat()}.json"
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"agentdojo-{today()}.json"
     path.write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
     print(f"wrote {path}")
     return 0

@@ -16,6 +16,7 @@ from typing import Protocol, runtime_checkable
 from harness.checker.dynamic import ToolCheck
 from harness.checker.probes import ClauseCompileError, CompiledContract, compile_contract
 from harness.checker.verdicts import CheckReport, ToolReport
+from harness.contracts.model import Contract
 from harness.errors import Problem, UserError
 from harness.targets.equality import STRICT, EqualityPolicy
 from harness.targets.registry import Target
@@ -37,18 +38,36 @@ class Checker(Protocol):
         ...
 
 
+# Compiled contracts by the identity of the (frozen) contract and the volatile paths. Entries
+# hold the contract itself, so its id cannot be reused while the entry lives.
+_COMPILED: dict[tuple[int, tuple[str, ...]], tuple[Contract, CompiledContract]] = {}
+_COMPILED_ENTRIES = 1024
+
+
 def compile_target(target: Target) -> dict[str, CompiledContract]:
-    """Every contract of `target` compiled; a predicate that does not compile is a UserError."""
+    """Every contract of `target` compiled; a predicate that does not compile is a UserError.
+    Each contract is compiled once per process: the checker runs once per pair on the same
+    contracts, and compiling all of them cost as much as the probes."""
     compiled = {}
     problems = []
+    volatile = tuple(target.adapter.volatile_paths())
     for tool, contract in sorted(target.contracts.items()):
+        key = (id(contract), volatile)
+        hit = _COMPILED.get(key)
+        if hit is not None and hit[0] is contract:
+            compiled[tool] = hit[1]
+            continue
         try:
-            compiled[tool] = compile_contract(contract, target.adapter.volatile_paths())
+            compiled[tool] = compile_contract(contract, volatile)
         except ClauseCompileError as exc:
             path = str(target.contract_paths.get(tool, tool))
             problems.append(
                 Problem(path, exc.clause_id, str(exc.__cause__ or exc), "rewrite the predicate")
             )
+            continue
+        if len(_COMPILED) >= _COMPILED_ENTRIES:
+            del _COMPILED[next(iter(_COMPILED))]
+        _COMPILED[key] = (contract, compiled[tool])
     if problems:
         raise UserError(problems)
     return compiled

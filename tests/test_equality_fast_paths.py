@@ -1,0 +1,75 @@
+"""The fast paths of canonical equality and masking agree with their plain definitions."""
+
+from __future__ import annotations
+
+import random
+
+from harness.targets.equality import (
+    STRICT,
+    EqualityPolicy,
+    _diff,
+    _masked,
+    canonical_equal,
+    mask_state,
+)
+
+KEYS = ["a", "b", "0", "1"]
+SCALARS = [0, 1, 1.0, 2, True, False, None, "a", "", float("nan")]
+
+
+def value(rng: random.Random, depth: int = 0):
+    roll = rng.random()
+    if depth < 3 and roll < 0.3:
+        return {rng.choice(KEYS): value(rng, depth + 1) for _ in range(rng.randint(0, 3))}
+    if depth < 3 and roll < 0.45:
+        return [value(rng, depth + 1) for _ in range(rng.randint(0, 3))]
+    return rng.choice(SCALARS)
+
+
+def changed(rng: random.Random, v, depth: int = 0):
+    if rng.random() < 0.15:
+        return value(rng, depth)
+    if isinstance(v, dict):
+        return {k: changed(rng, x, depth + 1) for k, x in v.items()}
+    if isinstance(v, list):
+        return [changed(rng, x, depth + 1) for x in v]
+    return v
+
+
+def plain_mask_state(v, masks, path=()):
+    """The definition: drop every dict key whose path a mask matches; copy the rest."""
+    if isinstance(v, dict):
+        return {
+            k: plain_mask_state(x, masks, (*path, k))
+            for k, x in v.items()
+            if not _masked((*path, k), masks)
+        }
+    if isinstance(v, list):
+        return [plain_mask_state(x, masks, (*path, i)) for i, x in enumerate(v)]
+    return v
+
+
+def test_fast_paths_agree_with_the_definitions():
+    rng = random.Random(7)
+    for _ in range(5000):
+        a = value(rng)
+        b = changed(rng, a) if rng.random() < 0.7 else value(rng)
+        masks = [
+            tuple(rng.choice([*KEYS, "*"]) for _ in range(rng.randint(1, 3)))
+            for _ in range(rng.randint(0, 2))
+        ]
+        for policy in (STRICT, EqualityPolicy(numeric_tower=True)):
+            found: list = []
+            _diff(a, b, (), masks, policy, found, 1)
+            assert canonical_equal(a, b, masks=masks, policy=policy) is (not found)
+        if masks:
+            assert repr(mask_state(a, masks)) == repr(plain_mask_state(a, masks))
+
+
+def test_strictness_survives_the_fast_path():
+    assert not canonical_equal(True, 1)
+    assert not canonical_equal([1], [1.0])
+    assert canonical_equal([1], [1.0], policy=EqualityPolicy(numeric_tower=True))
+    assert not canonical_equal({"a": float("nan")}, {"a": float("nan")})
+    assert canonical_equal({"a": 1, "t": 2}, {"a": 1, "t": 3}, masks=[("t",)])
+    assert mask_state({"l": [{"x": 1}, 2]}, [("l", "0")]) == {"l": [{}, 2]}
