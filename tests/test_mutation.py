@@ -11,6 +11,7 @@ import ast
 import functools
 import hashlib
 import importlib
+import inspect
 import multiprocessing
 import sys
 import textwrap
@@ -748,6 +749,23 @@ def test_text_that_does_not_compile_is_a_compile_error(all_pairs: list[Pair]) ->
     broken = pair.mutant.model_copy(update={"mutated_source": "def transfer(:\n    pass\n"})
     original = bank_module.transfer
     with pytest.raises(MutantCompileError):
+        apply_in_memory(ADAPTER, broken)
+    assert bank_module.transfer is original
+
+
+def test_a_mutant_is_compiled_with_its_module_future_flags_not_the_harness(
+    all_pairs: list[Pair],
+) -> None:
+    """apply.py has `from __future__ import annotations`; bank.py has not. An annotation that
+    fails when evaluated must fail the mutant, as importing the mutated module would."""
+    pair = next(p for p in all_pairs if p.mutant.site.qualname == "transfer")
+    text = inspect.getsource(bank_module.transfer)
+    broken = pair.mutant.model_copy(
+        update={"mutated_source": text.replace("amount: int", "amount: int + None", 1)}
+    )
+    assert broken.mutated_source != text
+    original = bank_module.transfer
+    with pytest.raises(MutantCompileError, match="fails where it is defined: TypeError"):
         apply_in_memory(ADAPTER, broken)
     assert bank_module.transfer is original
 

@@ -3,10 +3,13 @@ original is bound. Never writes a file; the runner forks a worker per mutant, an
 `applied` undoes the rebinding for use in one process (tests, liveness probes)."""
 
 from __future__ import annotations
+import __future__
 
 import ast
+import functools
 import importlib
 import linecache
+import operator
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -59,7 +62,9 @@ def _compile(mutant: Mutant) -> Any:
             tree = ast.Module([holder], [])
         ast.fix_missing_locations(tree)
         filename = f"<mutant {mutant.id} of {site.file}:{site.qualname}>"
-        code = compile(tree, filename, "exec")
+        # the target module's own __future__ flags, not this module's: an annotation such
+        # as `int + None` fails at definition time in a module without `annotations`
+        code = compile(tree, filename, "exec", flags=_future_flags(site), dont_inherit=True)
     except (SyntaxError, ValueError) as exc:
         raise MutantCompileError(f"mutant {mutant.id} ({site.qualname}): {exc}") from exc
     # the mutated text, where tracebacks and source readers (the static-scanner checker)
@@ -68,7 +73,13 @@ def _compile(mutant: Mutant) -> Any:
     linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
     module = importlib.import_module(site.module)
     namespace: dict[str, Any] = {}
-    exec(code, module.__dict__, namespace)  # defines the function only; runs no target code
+    try:
+        exec(code, module.__dict__, namespace)  # defines the function only; runs no target code
+    except Exception as exc:  # default values and annotations run at definition time
+        raise MutantCompileError(
+            f"mutant {mutant.id} ({site.qualname}) fails where it is defined: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
     if len(parts) == 1:
         return namespace[definition.name]
     real_class = _owner(module, site.qualname)
@@ -79,6 +90,17 @@ def _compile(mutant: Mutant) -> Any:
         if name == "__class__":  # zero-argument super() must see the real class
             cell.cell_contents = real_class
     return value
+
+
+def _future_flags(site: Any) -> int:
+    """The `from __future__` compiler flags the original function was compiled with."""
+    module = importlib.import_module(site.module)
+    original = _raw(_owner(module, site.qualname), site.qualname.rsplit(".", 1)[-1])
+    function = getattr(original, "__func__", None) or getattr(original, "fget", None) or original
+    code = getattr(function, "__code__", None)
+    features = (getattr(__future__, name).compiler_flag for name in __future__.all_feature_names)
+    mask = functools.reduce(operator.or_, features, 0)
+    return 0 if code is None else code.co_flags & mask
 
 
 def _bindings(adapter: Adapter, mutant: Mutant) -> list[_Binding]:
