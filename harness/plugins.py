@@ -9,6 +9,7 @@ A name that holds a colon is a reference and is imported directly.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -98,3 +99,22 @@ def construct(factory: Any, name: str, kind: str, **kwargs: Any) -> Any:
                 f"name a {kind} class whose constructor takes no required arguments",
             )
         ) from exc
+
+
+def require_protocol(
+    plugin: Any, protocol: type, members: Sequence[str], name: str, kind: str, fix: str
+) -> Any:
+    """`plugin` if it is an instance of the runtime-checkable `protocol`; otherwise a
+    UserError naming the members it lacks."""
+    if isinstance(plugin, protocol):
+        return plugin
+    missing = [m for m in members if not hasattr(plugin, m)]
+    raise UserError(
+        Problem(
+            name,
+            kind,
+            f"{type(plugin).__name__} does not meet the {protocol.__name__} protocol "
+            f"(missing: {', '.join(missing)})",
+            fix,
+        )
+    )

@@ -15,8 +15,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from harness.errors import Problem, UserError
-from harness.plugins import CHECKERS_GROUP, construct, resolve
+from harness.plugins import CHECKERS_GROUP, construct, require_protocol, resolve
 
 # what isinstance(x, Checker) checks, named in the error when one is missing
 _CHECKER_MEMBERS = ("name", "version", "check", "scope_files")
@@ -29,19 +28,14 @@ def resolve_checker(name: str, seed: int = 0) -> Any:
     factory = resolve(CHECKERS_GROUP, name)
     takes_seed = callable(factory) and "seed" in _parameters(factory)
     checker = construct(factory, name, "checker", **({"seed": seed} if takes_seed else {}))
-    if not isinstance(checker, Checker):
-        missing = [m for m in _CHECKER_MEMBERS if not hasattr(checker, m)]
-        raise UserError(
-            Problem(
-                name,
-                "checker",
-                f"{type(checker).__name__} does not meet the Checker protocol "
-                f"(missing: {', '.join(missing)})",
-                "implement name, version, check(target, tools) and scope_files() "
-                "(docs/checkers.md)",
-            )
-        )
-    return checker
+    return require_protocol(
+        checker,
+        Checker,
+        _CHECKER_MEMBERS,
+        name,
+        "checker",
+        "implement name, version, check(target, tools) and scope_files() (docs/checkers.md)",
+    )
 
 
 def _parameters(factory: Any) -> list[str]:

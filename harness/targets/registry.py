@@ -9,7 +9,14 @@ from pathlib import Path
 from harness.contracts.loader import contract_files, load_contract
 from harness.contracts.model import Contract
 from harness.errors import Problem, UserError
-from harness.plugins import TARGETS_GROUP, construct, registered, resolve, resolve_reference
+from harness.plugins import (
+    TARGETS_GROUP,
+    construct,
+    registered,
+    require_protocol,
+    resolve,
+    resolve_reference,
+)
 from harness.targets.adapter import Adapter
 
 # Every target known by name now: the built-ins and any installed distribution's.
@@ -36,18 +43,14 @@ _ADAPTER_MEMBERS = sorted([*(m for m in vars(Adapter) if not m.startswith("_")),
 def resolve_adapter(name: str) -> Adapter:
     """A new adapter of the target registered as `name` (or named `package.module:Class`)."""
     adapter = construct(resolve(TARGETS_GROUP, name), name, "target")
-    if not isinstance(adapter, Adapter):
-        missing = [m for m in _ADAPTER_MEMBERS if not hasattr(adapter, m)]
-        raise UserError(
-            Problem(
-                name,
-                "target",
-                f"{type(adapter).__name__} does not meet the Adapter protocol "
-                f"(missing: {', '.join(missing)})",
-                "implement every member of harness.targets.adapter.Adapter (docs/adapters.md)",
-            )
-        )
-    return adapter
+    return require_protocol(
+        adapter,
+        Adapter,
+        _ADAPTER_MEMBERS,
+        name,
+        "target",
+        "implement every member of harness.targets.adapter.Adapter (docs/adapters.md)",
+    )
 
 
 def load_target(name: str) -> Target:
