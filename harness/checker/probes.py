@@ -29,6 +29,7 @@ from harness.targets.equality import JSON, canonical_equal, canonical_key
 UNKNOWN_ID = "zz-unknown"
 MAX_POOL = 32
 SEARCH_BUDGET = 20_000  # precondition evaluations per search
+_ABSENT = object()  # an argument not (yet) assigned
 
 
 @dataclass(frozen=True)
@@ -233,9 +234,25 @@ class AssignmentSearch:
             reads = [self.order.index(a) for a in clause.predicate.args_read if a in self.order]
             self._due.setdefault(max(reads, default=-1), []).append(clause)
         self.errors: dict[str, PredicateRuntimeError] = {}
+        # Truths by clause and the reprs of the argument values it reads: a repr tells JSON
+        # values apart by type and key order, and sees a list a tool changed in place.
+        self._truths: dict[tuple[Any, ...], bool | None] = {}
 
     def truth(self, clause: CompiledClause, args: Mapping[str, JSON]) -> bool | None:
-        """The precondition's truth on `args`, or None when it cannot be evaluated."""
+        """The precondition's truth on `args`, or None when it cannot be evaluated. A
+        predicate is a pure function of (pre, args): each is evaluated once per value set."""
+        predicate = clause.predicate
+        if predicate.args_by_name:
+            names = tuple(sorted(predicate.args_read))
+            values = tuple(args.get(name, _ABSENT) for name in names)
+        else:
+            names, values = tuple(args), tuple(args.values())
+        key = (clause.id, names, tuple(map(repr, values)))
+        if key not in self._truths:
+            self._truths[key] = self._evaluate(clause, args)
+        return self._truths[key]
+
+    def _evaluate(self, clause: CompiledClause, args: Mapping[str, JSON]) -> bool | None:
         try:
             return clause.predicate.holds({"pre": self.state, "args": dict(args)})
         except PredicateRuntimeError as exc:
