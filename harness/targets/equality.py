@@ -240,15 +240,19 @@ def _diff(
 ) -> None:
     if len(out) >= limit or (path and _masked(path, masks)):
         return
+    # Children equal everywhere hold no difference: skip them without building their paths.
     if isinstance(a, dict) and isinstance(b, dict):
         for key in sorted(set(a) | set(b), key=str):
-            _diff(a.get(key, MISSING), b.get(key, MISSING), (*path, key), masks, policy, out, limit)
+            left, right = a.get(key, MISSING), b.get(key, MISSING)
+            if not _same(left, right, policy):
+                _diff(left, right, (*path, key), masks, policy, out, limit)
         return
     if isinstance(a, list) and isinstance(b, list):
         for i in range(max(len(a), len(b))):
             left = a[i] if i < len(a) else MISSING
             right = b[i] if i < len(b) else MISSING
-            _diff(left, right, (*path, i), masks, policy, out, limit)
+            if not _same(left, right, policy):
+                _diff(left, right, (*path, i), masks, policy, out, limit)
         return
     if a is MISSING or b is MISSING:
         if a is not b:
