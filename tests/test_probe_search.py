@@ -69,3 +69,16 @@ def test_a_list_argument_changed_in_place_is_evaluated_again():
     assert search.truth(fake, {"xs": xs}) is True
     xs.append(1)  # as a tool may do to the list it was passed
     assert search.truth(fake, {"xs": xs}) is False
+
+
+def test_forget_drops_truths_about_a_state_a_tool_changed_in_place():
+    target = load_target("toy_domain")
+    contract = next(c for c in compile_target(target).values() if c.preconditions)
+    clause = contract.preconditions[0]
+    fake = type(clause)(clause.clause, compile_predicate("len(pre.xs) == 1"))
+    state = {"xs": [1]}
+    search = AssignmentSearch(contract, {}, state)
+    assert search.truth(fake, {}) is True
+    state["xs"].append(2)  # a harvested list, passed to a tool that kept and changed it
+    search.forget()
+    assert search.truth(fake, {}) is False

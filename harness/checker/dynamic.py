@@ -220,6 +220,7 @@ class ToolCheck:
         self.probes_run = 0
         self._starts: list[Start] = []
         self._setups_built = False
+        self._mutables_passed = False
 
     # --- running -------------------------------------------------------------------------
 
@@ -244,13 +245,28 @@ class ToolCheck:
             env = self.adapter.fresh()
             if start is not None:
                 for name, call_args in start.calls:
-                    self.adapter.invoke(env, name, dict(call_args))
+                    self.adapter.invoke(env, name, self._passed(call_args))
                     self.probes_run += 1
                 setup = start.records
         pre = self.snapshot(env)
-        outcome = self.adapter.invoke(env, tool or self.tool, dict(args))
+        outcome = self.adapter.invoke(env, tool or self.tool, self._passed(args))
         self.probes_run += 1
+        self.forget_truths()
         return ProbeRun(kind, tool or self.tool, args, pre, self.snapshot(env), outcome, env, setup)
+
+    def _passed(self, args: Mapping[str, JSON]) -> dict[str, JSON]:
+        """The arguments as a tool gets them. A list or dict among them may be part of a
+        start's state (harvested lists are), and the tool may keep it and change it later."""
+        if not self._mutables_passed:
+            self._mutables_passed = any(isinstance(v, list | dict) for v in args.values())
+        return dict(args)
+
+    def forget_truths(self) -> None:
+        """After a tool ran or a reset: once a tool holds a list or dict it was passed, the
+        starts' states may have changed, and so may the truths their searches memoised."""
+        if self._mutables_passed:
+            for start in self._starts:
+                start.search.forget()
 
     def starts(self, initial: JSON) -> Iterator[Start]:
         """The fresh start, then (built once, when first needed) one start per tool of the
@@ -632,6 +648,8 @@ class ToolCheck:
                 Witness(probes=probes, detail=f"reset raised {type(exc).__name__}: {exc}"),
             )
             return
+        finally:
+            self.forget_truths()  # the reset may change values the starts' states share
         after = self.snapshot(run.env)
         changes = _changes(initial, after, self.policy)
         if not self.contract.reset.restores_initial or not changes:

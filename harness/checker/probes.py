@@ -234,8 +234,8 @@ class AssignmentSearch:
             reads = [self.order.index(a) for a in clause.predicate.args_read if a in self.order]
             self._due.setdefault(max(reads, default=-1), []).append(clause)
         self.errors: dict[str, PredicateRuntimeError] = {}
-        # Truths by clause and the reprs of the argument values it reads: a repr tells JSON
-        # values apart by type and key order, and sees a list a tool changed in place.
+        # Truths by clause and the reprs of the argument values it reads (a repr tells JSON
+        # values apart by type and key order). Valid while no tool runs: see `forget`.
         self._truths: dict[tuple[Any, ...], bool | None] = {}
 
     def truth(self, clause: CompiledClause, args: Mapping[str, JSON]) -> bool | None:
@@ -251,6 +251,11 @@ class AssignmentSearch:
         if key not in self._truths:
             self._truths[key] = self._evaluate(clause, args)
         return self._truths[key]
+
+    def forget(self) -> None:
+        """Drop the memoised truths: a tool may change in place a value it was passed, and
+        pool values are parts of the state this search reads."""
+        self._truths.clear()
 
     def _evaluate(self, clause: CompiledClause, args: Mapping[str, JSON]) -> bool | None:
         try:
