@@ -82,3 +82,24 @@ def test_forget_drops_truths_about_a_state_a_tool_changed_in_place():
     state["xs"].append(2)  # a harvested list, passed to a tool that kept and changed it
     search.forget()
     assert search.truth(fake, {}) is False
+
+
+def test_passing_a_harvested_list_makes_the_check_forget_its_truths():
+    from harness.checker.dynamic import ToolCheck
+
+    target = load_target("toy_domain")
+    compiled = compile_target(target)
+    check = ToolCheck(target.adapter, compiled["book_meeting"], compiled)
+    initial = check.snapshot(target.adapter.fresh())
+    start = next(check.starts(initial))
+    harvested = [
+        v for v in start.pools["attendees"] if any(v is h for h in check._state_lists.values())
+    ]
+    assert harvested, "toy_domain's state has attendee lists"
+    check._passed({"attendees": ["alice"]})  # a declared value: no state shares it
+    assert not check._state_lists_passed
+    check._passed({"attendees": harvested[0]})
+    assert check._state_lists_passed
+    start.search.truths({"attendees": []})
+    check.forget_truths()
+    assert not start.search._truths and not check._harvests

@@ -43,8 +43,10 @@ from harness.checker.probes import (
     AssignmentSearch,
     CompiledClause,
     CompiledContract,
+    Harvest,
     argument_pools,
     falsy,
+    harvest,
 )
 from harness.checker.verdicts import (
     ClauseVerdict,
@@ -220,7 +222,9 @@ class ToolCheck:
         self.probes_run = 0
         self._starts: list[Start] = []
         self._setups_built = False
-        self._mutables_passed = False
+        self._harvests: dict[int, tuple[JSON, Harvest]] = {}  # by id of the state, kept alive
+        self._state_lists: dict[int, list[JSON]] = {}  # harvested lists by id, kept alive
+        self._state_lists_passed = False
 
     # --- running -------------------------------------------------------------------------
 
@@ -255,24 +259,33 @@ class ToolCheck:
         return ProbeRun(kind, tool or self.tool, args, pre, self.snapshot(env), outcome, env, setup)
 
     def _passed(self, args: Mapping[str, JSON]) -> dict[str, JSON]:
-        """The arguments as a tool gets them. A list or dict among them may be part of a
-        start's state (harvested lists are), and the tool may keep it and change it later."""
-        if not self._mutables_passed:
-            self._mutables_passed = any(isinstance(v, list | dict) for v in args.values())
+        """The arguments as a tool gets them. A harvested list is part of a state, and the
+        tool may change it, now or later (it may keep it): see `forget_truths`."""
+        if not self._state_lists_passed:
+            self._state_lists_passed = any(id(v) in self._state_lists for v in args.values())
         return dict(args)
 
     def forget_truths(self) -> None:
-        """After a tool ran or a reset: once a tool holds a list or dict it was passed, the
-        starts' states may have changed, and so may the truths their searches memoised."""
-        if self._mutables_passed:
+        """After a tool ran or a reset: once a tool was passed a list of a state, the states
+        may have changed, and so may their harvests and the truths searches memoised."""
+        if self._state_lists_passed:
+            self._harvests.clear()
             for start in self._starts:
                 start.search.forget()
+
+    def pools(self, compiled: CompiledContract, state: JSON, tool: str) -> dict[str, list[JSON]]:
+        """`argument_pools`, harvesting each state once (until `forget_truths` forgets)."""
+        if id(state) not in self._harvests:
+            found = harvest(state)
+            self._harvests[id(state)] = (state, found)
+            self._state_lists.update((id(v), v) for v in found.lists)
+        return argument_pools(compiled, state, self.seed, tool, self._harvests[id(state)][1])
 
     def starts(self, initial: JSON) -> Iterator[Start]:
         """The fresh start, then (built once, when first needed) one start per tool of the
         target, this one included, whose legal call from a fresh environment changes state."""
         if not self._starts:
-            pools = argument_pools(self.c, initial, self.seed, self.tool)
+            pools = self.pools(self.c, initial, self.tool)
             self._starts.append(
                 Start((), (), initial, pools, AssignmentSearch(self.c, pools, initial))
             )
@@ -284,14 +297,14 @@ class ToolCheck:
 
     def _setup_starts(self, initial: JSON) -> Iterator[Start]:
         for name, partner in sorted(self.partners.items()):
-            partner_pools = argument_pools(partner, initial, self.seed, name)
+            partner_pools = self.pools(partner, initial, name)
             args = AssignmentSearch(partner, partner_pools, initial).find()
             if args is None:
                 continue
             run = self.run("setup", args, tool=name, env=self.adapter.fresh())
             if not self.signalled(run, partner) or canonical_equal(run.post, initial):
                 continue
-            pools = argument_pools(self.c, run.post, self.seed, self.tool)
+            pools = self.pools(self.c, run.post, self.tool)
             search = AssignmentSearch(self.c, pools, run.post)
             yield Start(((name, args),), (run.record(),), run.post, pools, search)
 
@@ -618,7 +631,7 @@ class ToolCheck:
         history = [first]
         for partner in partners:
             state = history[-1].post
-            partner_pools = argument_pools(partner, state, self.seed, partner.contract.tool)
+            partner_pools = self.pools(partner, state, partner.contract.tool)
             args = AssignmentSearch(partner, partner_pools, state).find()
             if args is None:
                 continue

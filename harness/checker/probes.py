@@ -11,7 +11,7 @@ product of the pools. Everything is deterministic under the seed.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -204,9 +204,10 @@ def candidate_pool(name: str, spec: ArgumentSpec, found: Harvest, rng: random.Ra
 
 
 def argument_pools(
-    compiled: CompiledContract, state: JSON, seed: int, tool: str
+    compiled: CompiledContract, state: JSON, seed: int, tool: str, found: Harvest | None = None
 ) -> dict[str, list[JSON]]:
-    found = harvest(state)
+    """Every argument's candidate pool; `found`: `harvest(state)`, when already known."""
+    found = harvest(state) if found is None else found
     return {
         name: candidate_pool(name, spec, found, random.Random(f"{seed}:{tool}:{name}"))
         for name, spec in compiled.contract.signature.items()
@@ -241,12 +242,11 @@ class AssignmentSearch:
     def truth(self, clause: CompiledClause, args: Mapping[str, JSON]) -> bool | None:
         """The precondition's truth on `args`, or None when it cannot be evaluated. A
         predicate is a pure function of (pre, args): each is evaluated once per value set."""
-        predicate = clause.predicate
-        if predicate.args_by_name:
-            names = tuple(sorted(predicate.args_read))
-            values = tuple(args.get(name, _ABSENT) for name in names)
-        else:
+        names = clause.predicate.args_depended_on
+        if names is None:
             names, values = tuple(args), tuple(args.values())
+        else:
+            values = tuple(args.get(name, _ABSENT) for name in names)
         key = (clause.id, names, tuple(map(repr, values)))
         if key not in self._truths:
             self._truths[key] = self._evaluate(clause, args)
@@ -282,13 +282,17 @@ class AssignmentSearch:
         def wanted(clause: CompiledClause) -> bool:
             return clause.id != falsify
 
-        def ordered(name: str) -> Iterator[JSON]:
-            pool = self.pools[name]
-            if prefer is not None and name in prefer:
-                yield prefer[name]
-                yield from (v for v in pool if not canonical_equal(v, prefer[name]))
-            else:
-                yield from pool
+        orders: dict[str, list[JSON]] = {}  # built once: backtracking revisits each depth
+
+        def ordered(name: str) -> list[JSON]:
+            if name not in orders:
+                pool = self.pools[name]
+                if prefer is not None and name in prefer:
+                    rest = [v for v in pool if not canonical_equal(v, prefer[name])]
+                    orders[name] = [prefer[name], *rest]
+                else:
+                    orders[name] = pool
+            return orders[name]
 
         def consistent(depth: int, args: dict[str, JSON]) -> bool:
             nonlocal spent

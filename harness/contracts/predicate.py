@@ -1425,6 +1425,11 @@ class Predicate:
         assert self._tree is not None
         return _args_by_name(self._tree, self.roots)
 
+    @functools.cached_property
+    def args_depended_on(self) -> tuple[str, ...] | None:
+        """The sorted names of the arguments the value depends on; None: possibly all."""
+        return tuple(sorted(self.args_read)) if self.args_by_name else None
+
     def evaluate(
         self,
         bindings: Mapping[str, JSON],
