@@ -9,6 +9,7 @@ A name that holds a colon is a reference and is imported directly.
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Sequence
 from importlib.metadata import entry_points
 from typing import Any
@@ -37,10 +38,18 @@ _SHIPPED: dict[str, dict[str, str]] = {
 _KIND = {TARGETS_GROUP: "target", CHECKERS_GROUP: "checker"}
 
 
+# Entry points by group, search path and lookup function: reading every installed
+# distribution's metadata costs tens of milliseconds, and a run resolves names many times.
+_FOUND: dict[tuple[str, tuple[str, ...], Any], dict[str, str]] = {}
+
+
 def registered(group: str) -> dict[str, str]:
     """Name -> `package.module:Name` for every plug-in of `group`."""
+    key = (group, tuple(sys.path), entry_points)
+    if key not in _FOUND:
+        _FOUND[key] = {ep.name: ep.value for ep in entry_points(group=group)}
     found = dict(_SHIPPED[group])
-    found.update({ep.name: ep.value for ep in entry_points(group=group)})
+    found.update(_FOUND[key])
     return dict(sorted(found.items()))
 
 

@@ -2,8 +2,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import yaml
 
-from harness.contracts.loader import load_contract
+from harness.contracts.loader import load_contract, read_yaml
 from harness.contracts.model import Tier
 from harness.errors import UserError
 
@@ -92,3 +93,21 @@ def test_malformed_yaml_names_the_line(tmp_path):
         load_contract(write(tmp_path, "tool: t\n  bad: [\n"))
     assert "line" in str(info.value)
     assert "malformed YAML" in str(info.value)
+
+
+def test_read_yaml_parses_like_safe_load_and_hands_out_copies(tmp_path):
+    path = write(tmp_path, BASE)
+    first = read_yaml(path)
+    assert first == yaml.safe_load(BASE)
+    first["tool"] = "changed"  # a caller's edit must not reach the next reader of the file
+    assert read_yaml(path)["tool"] == "t"
+
+
+def test_malformed_yaml_message_is_the_pure_python_parsers(tmp_path):
+    text = "tool: t\n  bad: [\n"
+    with pytest.raises(yaml.YAMLError) as reference:
+        yaml.safe_load(text)
+    with pytest.raises(UserError) as info:
+        load_contract(write(tmp_path, text))
+    assert f"line {reference.value.problem_mark.line + 1}" in str(info.value)
+    assert reference.value.problem in str(info.value)

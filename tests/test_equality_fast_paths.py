@@ -5,12 +5,16 @@ from __future__ import annotations
 import random
 
 from harness.targets.equality import (
+    MISSING,
     STRICT,
+    Difference,
     EqualityPolicy,
     _diff,
     _masked,
     canonical_equal,
+    diff,
     mask_state,
+    scalar_equal,
 )
 
 KEYS = ["a", "b", "0", "1"]
@@ -47,6 +51,43 @@ def plain_mask_state(v, masks, path=()):
     if isinstance(v, list):
         return [plain_mask_state(x, masks, (*path, i)) for i, x in enumerate(v)]
     return v
+
+
+def plain_diff(a, b, path, masks, policy, out, limit):
+    """The definition: walk every path of both values in sorted key order."""
+    if len(out) >= limit or (path and _masked(path, masks)):
+        return
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b), key=str):
+            left, right = a.get(key, MISSING), b.get(key, MISSING)
+            plain_diff(left, right, (*path, key), masks, policy, out, limit)
+    elif isinstance(a, list) and isinstance(b, list):
+        for i in range(max(len(a), len(b))):
+            left = a[i] if i < len(a) else MISSING
+            right = b[i] if i < len(b) else MISSING
+            plain_diff(left, right, (*path, i), masks, policy, out, limit)
+    elif a is MISSING or b is MISSING:
+        if a is not b:
+            out.append(Difference(path, a, b))
+    elif isinstance(a, dict | list) or isinstance(b, dict | list) or not scalar_equal(a, b, policy):
+        out.append(Difference(path, a, b))
+
+
+def test_diff_agrees_with_the_definition():
+    rng = random.Random(11)
+    for _ in range(5000):
+        a = value(rng)
+        b = changed(rng, a) if rng.random() < 0.7 else value(rng)
+        masks = [
+            tuple(rng.choice([*KEYS, "*"]) for _ in range(rng.randint(1, 3)))
+            for _ in range(rng.randint(0, 2))
+        ]
+        for policy in (STRICT, EqualityPolicy(numeric_tower=True)):
+            for limit in (1, 3, 50):
+                expected: list = []
+                plain_diff(a, b, (), masks, policy, expected, limit)
+                got = diff(a, b, masks=masks, policy=policy, limit=limit)
+                assert repr(got) == repr(expected)
 
 
 def test_fast_paths_agree_with_the_definitions():

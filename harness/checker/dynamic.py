@@ -43,8 +43,10 @@ from harness.checker.probes import (
     AssignmentSearch,
     CompiledClause,
     CompiledContract,
+    Harvest,
     argument_pools,
     falsy,
+    harvest,
 )
 from harness.checker.verdicts import (
     ClauseVerdict,
@@ -220,6 +222,9 @@ class ToolCheck:
         self.probes_run = 0
         self._starts: list[Start] = []
         self._setups_built = False
+        self._harvests: dict[int, tuple[JSON, Harvest]] = {}  # by id of the state, kept alive
+        self._state_lists: dict[int, list[JSON]] = {}  # harvested lists by id, kept alive
+        self._state_lists_passed = False
 
     # --- running -------------------------------------------------------------------------
 
@@ -244,19 +249,43 @@ class ToolCheck:
             env = self.adapter.fresh()
             if start is not None:
                 for name, call_args in start.calls:
-                    self.adapter.invoke(env, name, dict(call_args))
+                    self.adapter.invoke(env, name, self._passed(call_args))
                     self.probes_run += 1
                 setup = start.records
         pre = self.snapshot(env)
-        outcome = self.adapter.invoke(env, tool or self.tool, dict(args))
+        outcome = self.adapter.invoke(env, tool or self.tool, self._passed(args))
         self.probes_run += 1
+        self.forget_truths()
         return ProbeRun(kind, tool or self.tool, args, pre, self.snapshot(env), outcome, env, setup)
+
+    def _passed(self, args: Mapping[str, JSON]) -> dict[str, JSON]:
+        """The arguments as a tool gets them. A harvested list is part of a state, and the
+        tool may change it, now or later (it may keep it): see `forget_truths`."""
+        if not self._state_lists_passed:
+            self._state_lists_passed = any(id(v) in self._state_lists for v in args.values())
+        return dict(args)
+
+    def forget_truths(self) -> None:
+        """After a tool ran or a reset: once a tool was passed a list of a state, the states
+        may have changed, and so may their harvests and the truths searches memoised."""
+        if self._state_lists_passed:
+            self._harvests.clear()
+            for start in self._starts:
+                start.search.forget()
+
+    def pools(self, compiled: CompiledContract, state: JSON, tool: str) -> dict[str, list[JSON]]:
+        """`argument_pools`, harvesting each state once (until `forget_truths` forgets)."""
+        if id(state) not in self._harvests:
+            found = harvest(state)
+            self._harvests[id(state)] = (state, found)
+            self._state_lists.update((id(v), v) for v in found.lists)
+        return argument_pools(compiled, state, self.seed, tool, self._harvests[id(state)][1])
 
     def starts(self, initial: JSON) -> Iterator[Start]:
         """The fresh start, then (built once, when first needed) one start per tool of the
         target, this one included, whose legal call from a fresh environment changes state."""
         if not self._starts:
-            pools = argument_pools(self.c, initial, self.seed, self.tool)
+            pools = self.pools(self.c, initial, self.tool)
             self._starts.append(
                 Start((), (), initial, pools, AssignmentSearch(self.c, pools, initial))
             )
@@ -268,14 +297,14 @@ class ToolCheck:
 
     def _setup_starts(self, initial: JSON) -> Iterator[Start]:
         for name, partner in sorted(self.partners.items()):
-            partner_pools = argument_pools(partner, initial, self.seed, name)
+            partner_pools = self.pools(partner, initial, name)
             args = AssignmentSearch(partner, partner_pools, initial).find()
             if args is None:
                 continue
             run = self.run("setup", args, tool=name, env=self.adapter.fresh())
             if not self.signalled(run, partner) or canonical_equal(run.post, initial):
                 continue
-            pools = argument_pools(self.c, run.post, self.seed, self.tool)
+            pools = self.pools(self.c, run.post, self.tool)
             search = AssignmentSearch(self.c, pools, run.post)
             yield Start(((name, args),), (run.record(),), run.post, pools, search)
 
@@ -602,7 +631,7 @@ class ToolCheck:
         history = [first]
         for partner in partners:
             state = history[-1].post
-            partner_pools = argument_pools(partner, state, self.seed, partner.contract.tool)
+            partner_pools = self.pools(partner, state, partner.contract.tool)
             args = AssignmentSearch(partner, partner_pools, state).find()
             if args is None:
                 continue
@@ -632,6 +661,8 @@ class ToolCheck:
                 Witness(probes=probes, detail=f"reset raised {type(exc).__name__}: {exc}"),
             )
             return
+        finally:
+            self.forget_truths()  # the reset may change values the starts' states share
         after = self.snapshot(run.env)
         changes = _changes(initial, after, self.policy)
         if not self.contract.reset.restores_initial or not changes:

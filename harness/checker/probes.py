@@ -11,7 +11,7 @@ product of the pools. Everything is deterministic under the seed.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +29,7 @@ from harness.targets.equality import JSON, canonical_equal, canonical_key
 UNKNOWN_ID = "zz-unknown"
 MAX_POOL = 32
 SEARCH_BUDGET = 20_000  # precondition evaluations per search
+_ABSENT = object()  # an argument not (yet) assigned
 
 
 @dataclass(frozen=True)
@@ -203,9 +204,10 @@ def candidate_pool(name: str, spec: ArgumentSpec, found: Harvest, rng: random.Ra
 
 
 def argument_pools(
-    compiled: CompiledContract, state: JSON, seed: int, tool: str
+    compiled: CompiledContract, state: JSON, seed: int, tool: str, found: Harvest | None = None
 ) -> dict[str, list[JSON]]:
-    found = harvest(state)
+    """Every argument's candidate pool; `found`: `harvest(state)`, when already known."""
+    found = harvest(state) if found is None else found
     return {
         name: candidate_pool(name, spec, found, random.Random(f"{seed}:{tool}:{name}"))
         for name, spec in compiled.contract.signature.items()
@@ -233,9 +235,29 @@ class AssignmentSearch:
             reads = [self.order.index(a) for a in clause.predicate.args_read if a in self.order]
             self._due.setdefault(max(reads, default=-1), []).append(clause)
         self.errors: dict[str, PredicateRuntimeError] = {}
+        # Truths by clause and the reprs of the argument values it reads (a repr tells JSON
+        # values apart by type and key order). Valid while no tool runs: see `forget`.
+        self._truths: dict[tuple[Any, ...], bool | None] = {}
 
     def truth(self, clause: CompiledClause, args: Mapping[str, JSON]) -> bool | None:
-        """The precondition's truth on `args`, or None when it cannot be evaluated."""
+        """The precondition's truth on `args`, or None when it cannot be evaluated. A
+        predicate is a pure function of (pre, args): each is evaluated once per value set."""
+        names = clause.predicate.args_depended_on
+        if names is None:
+            names, values = tuple(args), tuple(args.values())
+        else:
+            values = tuple(args.get(name, _ABSENT) for name in names)
+        key = (clause.id, names, tuple(map(repr, values)))
+        if key not in self._truths:
+            self._truths[key] = self._evaluate(clause, args)
+        return self._truths[key]
+
+    def forget(self) -> None:
+        """Drop the memoised truths: a tool may change in place a value it was passed, and
+        pool values are parts of the state this search reads."""
+        self._truths.clear()
+
+    def _evaluate(self, clause: CompiledClause, args: Mapping[str, JSON]) -> bool | None:
         try:
             return clause.predicate.holds({"pre": self.state, "args": dict(args)})
         except PredicateRuntimeError as exc:
@@ -260,13 +282,17 @@ class AssignmentSearch:
         def wanted(clause: CompiledClause) -> bool:
             return clause.id != falsify
 
-        def ordered(name: str) -> Iterator[JSON]:
-            pool = self.pools[name]
-            if prefer is not None and name in prefer:
-                yield prefer[name]
-                yield from (v for v in pool if not canonical_equal(v, prefer[name]))
-            else:
-                yield from pool
+        orders: dict[str, list[JSON]] = {}  # built once: backtracking revisits each depth
+
+        def ordered(name: str) -> list[JSON]:
+            if name not in orders:
+                pool = self.pools[name]
+                if prefer is not None and name in prefer:
+                    rest = [v for v in pool if not canonical_equal(v, prefer[name])]
+                    orders[name] = [prefer[name], *rest]
+                else:
+                    orders[name] = pool
+            return orders[name]
 
         def consistent(depth: int, args: dict[str, JSON]) -> bool:
             nonlocal spent

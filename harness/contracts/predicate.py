@@ -53,6 +53,7 @@ Semantics
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import operator
 import warnings
@@ -734,6 +735,31 @@ def _args_read(tree: ast.expr, roots: frozenset[str]) -> frozenset[str]:
     return frozenset(names)
 
 
+def _args_by_name(tree: ast.expr, roots: frozenset[str]) -> bool:
+    """Whether every use of ``args`` reads one key named by a string constant (``args.x``,
+    ``args["x"]``, ``args.get("x"[, d])``): then the value depends on `args_read` alone."""
+    if "args" not in roots:
+        return True
+    parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+
+    def str_constant(node: ast.expr) -> bool:
+        return isinstance(node, ast.Constant) and type(node.value) is str
+
+    def reads_one_key(name: ast.Name) -> bool:
+        parent = parents.get(id(name))
+        if isinstance(parent, ast.Subscript):
+            return parent.value is name and str_constant(parent.slice)
+        if not (isinstance(parent, ast.Attribute) and parent.value is name):
+            return False
+        call = parents.get(id(parent))
+        if isinstance(call, ast.Call) and call.func is parent and parent.attr in METHODS:
+            return parent.attr == "get" and bool(call.args) and str_constant(call.args[0])
+        return True
+
+    names = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == "args"]
+    return all(reads_one_key(n) for n in names)
+
+
 # --------------------------------------------------------------------------------------
 # The interpreter
 
@@ -1392,6 +1418,17 @@ class Predicate:
     def __post_init__(self) -> None:
         if self._tree is None:
             object.__setattr__(self, "_tree", _validated_tree(self.text, self.roots))
+
+    @functools.cached_property
+    def args_by_name(self) -> bool:
+        """Whether the value depends on `args` only through the keys in `args_read`."""
+        assert self._tree is not None
+        return _args_by_name(self._tree, self.roots)
+
+    @functools.cached_property
+    def args_depended_on(self) -> tuple[str, ...] | None:
+        """The sorted names of the arguments the value depends on; None: possibly all."""
+        return tuple(sorted(self.args_read)) if self.args_by_name else None
 
     def evaluate(
         self,

@@ -23,6 +23,8 @@ from typing import Any
 JSON = Any
 Path = tuple[str | int, ...]
 WILDCARD = "*"
+_SCALARS = (str, int, float, bool, type(None))
+_json_string = json.encoder.encode_basestring_ascii  # what json.dumps(a str) returns
 
 
 @dataclass(frozen=True)
@@ -195,10 +197,11 @@ def _mask(value: JSON, pending: list[tuple[str, ...]], covered: bool) -> JSON:
 
 
 def _copy(value: JSON) -> JSON:
+    # Scalar children are taken as they are without a call: most of a state is leaves.
     if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
+        return {k: v if type(v) in _SCALARS else _copy(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_copy(v) for v in value]
+        return [v if type(v) in _SCALARS else _copy(v) for v in value]
     return value
 
 
@@ -240,15 +243,19 @@ def _diff(
 ) -> None:
     if len(out) >= limit or (path and _masked(path, masks)):
         return
+    # Children equal everywhere hold no difference: skip them without building their paths.
     if isinstance(a, dict) and isinstance(b, dict):
         for key in sorted(set(a) | set(b), key=str):
-            _diff(a.get(key, MISSING), b.get(key, MISSING), (*path, key), masks, policy, out, limit)
+            left, right = a.get(key, MISSING), b.get(key, MISSING)
+            if not _same(left, right, policy):
+                _diff(left, right, (*path, key), masks, policy, out, limit)
         return
     if isinstance(a, list) and isinstance(b, list):
         for i in range(max(len(a), len(b))):
             left = a[i] if i < len(a) else MISSING
             right = b[i] if i < len(b) else MISSING
-            _diff(left, right, (*path, i), masks, policy, out, limit)
+            if not _same(left, right, policy):
+                _diff(left, right, (*path, i), masks, policy, out, limit)
         return
     if a is MISSING or b is MISSING:
         if a is not b:
@@ -271,7 +278,7 @@ def canonical_key(value: JSON, policy: EqualityPolicy = STRICT) -> str:
             return f"n:{float(value)!r}"
         return f"{'i' if isinstance(value, int) else 'f'}:{value!r}"
     if isinstance(value, str):
-        return "s:" + json.dumps(value)
+        return "s:" + _json_string(value)
     if value is None:
         return "null"
     if isinstance(value, list):
@@ -293,9 +300,6 @@ def canonical_equal(
     if _same(a, b, policy):
         return True
     return bool(masks) and not diff(a, b, masks=masks, policy=policy, limit=1)
-
-
-_SCALARS = (str, int, float, bool, type(None))
 
 
 def _same(a: JSON, b: JSON, policy: EqualityPolicy) -> bool:

@@ -1,0 +1,105 @@
+"""AssignmentSearch's truth memo: the same assignments and errors as evaluating every time."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.checker import compile_target
+from harness.checker.probes import AssignmentSearch, argument_pools
+from harness.contracts.predicate import compile_predicate
+from harness.targets.registry import load_target
+
+
+@pytest.mark.parametrize(
+    ("text", "by_name"),
+    [
+        ("args.x > 0", True),
+        ("args['x'] == 1", True),
+        ("args.get('x') is None", True),
+        ("args.get('x', 2) == 1", True),
+        ("pre.a[args.k] > 0", True),
+        ("args.get == 1", True),  # the key "get", not the method
+        ("post.x == 1", True),
+        ("len(args) > 0", False),
+        ("'x' in args", False),
+        ("args == {}", False),
+        ("len(args.keys()) == 1", False),
+        ("[a for a in args]", False),
+        ("args.get(args.k)", False),
+        ("args[args.k]", False),
+        ("args.get(1) is None", False),
+    ],
+)
+def test_args_by_name(text, by_name):
+    assert compile_predicate(text).args_by_name is by_name
+
+
+class Unmemoised(AssignmentSearch):
+    def truth(self, clause, args):
+        return self._evaluate(clause, args)
+
+
+def test_memoised_search_finds_what_evaluating_every_time_finds():
+    target = load_target("toy_domain")
+    compiled = compile_target(target)
+    state = target.adapter.snapshot(target.adapter.fresh())
+    for tool, contract in sorted(compiled.items()):
+        pools = argument_pools(contract, state, 0, tool)
+        memo, plain = AssignmentSearch(contract, pools, state), Unmemoised(contract, pools, state)
+        happy = plain.find()
+        assert memo.find() == happy, tool
+        for clause in contract.preconditions:
+            assert memo.find(clause.id, happy) == plain.find(clause.id, happy), (tool, clause.id)
+        for name, pool in pools.items():
+            for value in pool:
+                args = {**(happy or {}), name: value}
+                assert memo.truths(args) == plain.truths(args), (tool, name, value)
+        assert list(memo.errors) == list(plain.errors), tool
+        assert [str(e) for e in memo.errors.values()] == [str(e) for e in plain.errors.values()]
+
+
+def test_a_list_argument_changed_in_place_is_evaluated_again():
+    target = load_target("toy_domain")
+    contract = next(c for c in compile_target(target).values() if c.preconditions)
+    clause = contract.preconditions[0]
+    predicate = compile_predicate("len(args.xs) == 0")
+    search = AssignmentSearch(contract, {}, {})
+    fake = type(clause)(clause.clause, predicate)
+    xs: list[int] = []
+    assert search.truth(fake, {"xs": xs}) is True
+    xs.append(1)  # as a tool may do to the list it was passed
+    assert search.truth(fake, {"xs": xs}) is False
+
+
+def test_forget_drops_truths_about_a_state_a_tool_changed_in_place():
+    target = load_target("toy_domain")
+    contract = next(c for c in compile_target(target).values() if c.preconditions)
+    clause = contract.preconditions[0]
+    fake = type(clause)(clause.clause, compile_predicate("len(pre.xs) == 1"))
+    state = {"xs": [1]}
+    search = AssignmentSearch(contract, {}, state)
+    assert search.truth(fake, {}) is True
+    state["xs"].append(2)  # a harvested list, passed to a tool that kept and changed it
+    search.forget()
+    assert search.truth(fake, {}) is False
+
+
+def test_passing_a_harvested_list_makes_the_check_forget_its_truths():
+    from harness.checker.dynamic import ToolCheck
+
+    target = load_target("toy_domain")
+    compiled = compile_target(target)
+    check = ToolCheck(target.adapter, compiled["book_meeting"], compiled)
+    initial = check.snapshot(target.adapter.fresh())
+    start = next(check.starts(initial))
+    harvested = [
+        v for v in start.pools["attendees"] if any(v is h for h in check._state_lists.values())
+    ]
+    assert harvested, "toy_domain's state has attendee lists"
+    check._passed({"attendees": ["alice"]})  # a declared value: no state shares it
+    assert not check._state_lists_passed
+    check._passed({"attendees": harvested[0]})
+    assert check._state_lists_passed
+    start.search.truths({"attendees": []})
+    check.forget_truths()
+    assert not start.search._truths and not check._harvests
