@@ -21,7 +21,7 @@ from harness.errors import Problem, UserError
 from harness.targets.equality import STRICT, EqualityPolicy
 from harness.targets.registry import Target
 
-REFERENCE_VERSION = "1.0.0"
+REFERENCE_VERSION = "1.1.0"  # 1.1: observation clauses (validity, integrity)
 
 
 @runtime_checkable
