@@ -21,6 +21,8 @@ results: the machine may be shared. Writes results/bench/<date>.json and <date>.
 from __future__ import annotations
 
 import argparse
+import ast
+import difflib
 import hashlib
 import json
 import os
@@ -224,23 +226,17 @@ class CosmicRaySession:
     import_errors: dict[str, str] = field(default_factory=dict)  # mutant id -> error
 
 
-def _absolute(position: tuple[int, int], start_line: int, indent: int) -> tuple[int, int]:
-    line, column = position
-    return (line + start_line - 1, column + indent)
-
-
-def module_position(mutant: Mutant, copy: Path) -> tuple[tuple[int, int], tuple[int, int]]:
-    """Where Cosmic Ray's per-module enumeration puts the harness mutant: the harness counts
+def module_start(mutant: Mutant, copy: Path) -> tuple[int, int]:
+    """Where Cosmic Ray's per-module enumeration starts the harness mutant: the harness counts
     occurrences in the dedented text of one function, Cosmic Ray in the whole module, so the
-    function-relative (line, column) is shifted by the site's first line and indentation."""
+    function-relative start (line, column) is shifted by the site's first line and
+    indentation. (Ends are not compared: an end at a line's start is not shifted.)"""
     source = function_source(mutant.site, copy)
     operator = COSMIC_RAY_OPERATORS[mutant.operator]
-    start, end = operator.positions(source)[mutant.occurrence]
+    (line, column), _ = operator.positions(source)[mutant.occurrence]
     first = (copy / mutant.site.file).read_text().splitlines()[mutant.site.start_line - 1]
     indent = len(first) - len(first.lstrip())
-    return _absolute(start, mutant.site.start_line, indent), _absolute(
-        end, mutant.site.start_line, indent
-    )
+    return line + mutant.site.start_line - 1, column + indent
 
 
 def cosmic_ray_cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> float:
@@ -282,10 +278,12 @@ def run_cosmic_ray(
         mutants[pair.mutant.id] = pair.mutant
         tools.setdefault(pair.mutant.id, []).append(pair.tool)
     files = sorted({m.site.file for m in mutants.values()})
-    wanted = {
-        (m.site.file, m.operator.removeprefix("CR-"), *module_position(m, copy)): m
-        for m in mutants.values()
-    }
+    # one position may carry several mutants of one operator (NumberReplacer's +1 and -1),
+    # so a work item is matched by its position and then by the text it produces
+    wanted: dict[tuple[Any, ...], list[Mutant]] = {}
+    for m in mutants.values():
+        key = (m.site.file, m.operator.removeprefix("CR-"), module_start(m, copy))
+        wanted.setdefault(key, []).append(m)
 
     log = session_dir / "command.jsonl"
     spec_path = session_dir / "spec.json"
@@ -309,22 +307,29 @@ def run_cosmic_ray(
         for item in db.work_items:
             (spec,) = item.mutations
             file = str(Path(spec.module_path).relative_to(copy))
-            key = (file, spec.operator_name, tuple(spec.start_pos), tuple(spec.end_pos))
-            mutant = wanted.pop(key, None)
-            if mutant is None:
+            key = (file, spec.operator_name, tuple(spec.start_pos))
+            candidates = wanted.get(key)
+            if not candidates:
                 continue
             module_text = (copy / file).read_text()
             mutated = mutate_code(module_text, get_operator(spec.operator_name)(), spec.occurrence)
-            if mutated is None or _function_text(mutant, module_text, mutated) != (
-                mutant.mutated_source
-            ):
-                raise SystemExit(f"mutant {mutant.id}: Cosmic Ray's {key} rewrites it otherwise")
+            same = [
+                m
+                for m in candidates
+                if mutated is not None and same_module(m, module_text, mutated)
+            ]
+            if not same:
+                continue  # another variant at this position, not one the harness drew
+            mutant = same[0]
+            candidates.remove(mutant)
             digest = hashlib.sha256(mutated.encode()).hexdigest()
             by_hash[digest] = {"mutant_id": mutant.id, "tools": tools[mutant.id]}
             kept.append((item, mutant.id))
-        if wanted:
-            missing = ", ".join(m.id for m in wanted.values())
-            raise SystemExit(f"cosmic-ray init enumerated no work item for mutants {missing}")
+        missing = ", ".join(m.id for left in wanted.values() for m in left)
+        if missing:
+            raise SystemExit(
+                f"no Cosmic Ray work item rewrites these mutants as the harness does: {missing}"
+            )
         db.clear()
         db.add_work_items([item for item, _ in kept])
     job_mutant = {item.job_id: mutant_id for item, mutant_id in kept}
@@ -384,12 +389,28 @@ def run_cosmic_ray(
     )
 
 
-def _function_text(mutant: Mutant, original: str, mutated: str) -> str:
-    """The site's function, dedented, cut out of Cosmic Ray's mutated module."""
-    before = original.splitlines(keepends=True)
-    after = mutated.splitlines(keepends=True)
-    end = mutant.site.end_line + len(after) - len(before)
-    return dedent_lines(after[mutant.site.start_line - 1 : end])
+def same_module(mutant: Mutant, original: str, mutated: str) -> bool:
+    """Whether Cosmic Ray's mutated module is the original with the harness's mutated
+    function in place of the site, compared as syntax trees: Cosmic Ray may also drop a
+    blank line next to what it removes (RemoveDecorator does). Lines the mutant left alone
+    are taken from the module as they are; changed ones are indented like the site."""
+    lines = original.splitlines(keepends=True)
+    site = lines[mutant.site.start_line - 1 : mutant.site.end_line]
+    indent = site[0][: len(site[0]) - len(site[0].lstrip())]
+    dedented = dedent_lines(site).splitlines(keepends=True)
+    changed = mutant.mutated_source.splitlines(keepends=True)
+    function: list[str] = []
+    matcher = difflib.SequenceMatcher(a=dedented, b=changed, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            function += site[i1:i2]
+        else:
+            function += [indent + line if line.strip() else line for line in changed[j1:j2]]
+    ours = "".join(lines[: mutant.site.start_line - 1] + function + lines[mutant.site.end_line :])
+    try:
+        return ast.dump(ast.parse(ours)) == ast.dump(ast.parse(mutated))
+    except SyntaxError:  # a mutant that does not compile: compare the text instead
+        return ours == mutated
 
 
 # --- the plan -------------------------------------------------------------------------------
@@ -482,7 +503,12 @@ def main() -> int:
     summary = summarise(args, one, two, sessions, rows, bare, bare_cpu, peak, wall)
     print_summary(summary)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    stem = today() if not (args.quick or args.limit) else f"{today()}-quick"
+    # one file per kind of run, so a quick or AgentDojo run never overwrites the full toy one
+    stem = (
+        today()
+        + ("-agentdojo" if args.agentdojo else "")
+        + ("-quick" if args.quick or args.limit else "")
+    )
     (RESULTS / f"{stem}.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
     (RESULTS / f"{stem}.md").write_text(markdown(summary))
     print(f"wrote {RESULTS / stem}.json and .md")
