@@ -73,15 +73,21 @@ def plain_diff(a, b, path, masks, policy, out, limit):
         out.append(Difference(path, a, b))
 
 
-def test_diff_agrees_with_the_definition():
-    rng = random.Random(11)
-    for _ in range(5000):
+def cases(seed: int, count: int = 5000):
+    """(a, b, masks): random states, b mostly a small change of a, and 0-2 mask patterns."""
+    rng = random.Random(seed)
+    for _ in range(count):
         a = value(rng)
         b = changed(rng, a) if rng.random() < 0.7 else value(rng)
         masks = [
             tuple(rng.choice([*KEYS, "*"]) for _ in range(rng.randint(1, 3)))
             for _ in range(rng.randint(0, 2))
         ]
+        yield a, b, masks
+
+
+def test_diff_agrees_with_the_definition():
+    for a, b, masks in cases(11):
         for policy in (STRICT, EqualityPolicy(numeric_tower=True)):
             for limit in (1, 3, 50):
                 expected: list = []
@@ -91,14 +97,7 @@ def test_diff_agrees_with_the_definition():
 
 
 def test_fast_paths_agree_with_the_definitions():
-    rng = random.Random(7)
-    for _ in range(5000):
-        a = value(rng)
-        b = changed(rng, a) if rng.random() < 0.7 else value(rng)
-        masks = [
-            tuple(rng.choice([*KEYS, "*"]) for _ in range(rng.randint(1, 3)))
-            for _ in range(rng.randint(0, 2))
-        ]
+    for a, b, masks in cases(7):
         for policy in (STRICT, EqualityPolicy(numeric_tower=True)):
             found: list = []
             _diff(a, b, (), masks, policy, found, 1)
