@@ -45,7 +45,7 @@ from typing import IO, Any
 
 from harness.errors import Problem, UserError
 from harness.execution.draw import DrawnPair
-from harness.execution.freeze import installed_inputs
+from harness.execution.freeze import installed_inputs, installed_part
 from harness.execution.ledger import PairStatus
 from harness.execution.plan import Plan
 from harness.execution.runner import PairOutcome, RunJob
@@ -281,14 +281,13 @@ class DaskExecutor:
             return
         from distributed import as_completed
 
-        hashes, versions = installed_inputs(job.plan)  # verified against the freeze already
         spec = BatchSpec(
             freeze_id=job.freeze_id,
             post_hoc=job.post_hoc,
             plan=job.plan,
             liveness=job.corpus.liveness,
-            hashes={g: hashes.get(g, {}) for g in hashes},
-            target_versions=versions,
+            hashes=installed_part(job.hashes),  # as verified against the freeze
+            target_versions=job.versions,
             checker=job.checker,
         )
         size = self.batch_size

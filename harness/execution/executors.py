@@ -138,10 +138,14 @@ class LocalExecutor:
     def run(
         self, job: RunJob, pairs: list[DrawnPair], on_outcome: Callable[[PairOutcome], None]
     ) -> None:
+        if not pairs:  # a finished run resumed: nothing to prepare
+            return
         ctx = new_context(
             job.plan, job.freeze_id, job.post_hoc, job.corpus.liveness, job.corpus, job.checker
         )
-        complete_context(ctx, job.corpus.pairs, job.folder / "baseline.json")
+        # only what the pairs to score need: rows depend on the original tool alone, so a
+        # resumed run prepares less and scores the same
+        complete_context(ctx, pairs, job.folder / "baseline.json")
         score_pairs(ctx, pairs, self.workers, on_outcome)
 
 

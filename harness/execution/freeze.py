@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -143,6 +144,14 @@ def current_inputs(
     return hashes, versions
 
 
+PROJECT_GROUPS = frozenset({"plan", "corpus", "controls"})  # the rest: installed_inputs
+
+
+def installed_part(hashes: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+    """The groups of `current_inputs` that `installed_inputs` computes."""
+    return {group: h for group, h in hashes.items() if group not in PROJECT_GROUPS}
+
+
 def installed_inputs(plan: Plan) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
     """(hashes of checker_scope[:NAME], contracts and target_source; target versions): what
     the installed packages of this interpreter hold, the part of a freeze a remote worker
@@ -245,6 +254,26 @@ def tag(root: Path, record: FreezeRecord) -> str | None:
 
 def verify(plan_path: Path, plan: Plan, root: Path) -> tuple[FreezeRecord, list[Problem]]:
     """The record and what differs from it now (empty: the freeze holds)."""
+    return verified_inputs(plan_path, plan, root).record_and_problems
+
+
+@dataclass(frozen=True)
+class Verification:
+    """A freeze record, what differs from it now, and the current inputs it was checked
+    against (so a caller needs not load the targets again)."""
+
+    record: FreezeRecord
+    problems: list[Problem]
+    hashes: dict[str, dict[str, str]]
+    versions: dict[str, str]
+
+    @property
+    def record_and_problems(self) -> tuple[FreezeRecord, list[Problem]]:
+        return self.record, self.problems
+
+
+def verified_inputs(plan_path: Path, plan: Plan, root: Path) -> Verification:
+    """`verify`, keeping the current hashes and target versions."""
     record = read_record(root, plan)
     if record is None:
         raise UserError(
@@ -282,4 +311,4 @@ def verify(plan_path: Path, plan: Plan, root: Path) -> tuple[FreezeRecord, list[
                     fix,
                 )
             )
-    return record, problems
+    return Verification(record, problems, hashes, versions)

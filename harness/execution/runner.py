@@ -29,11 +29,11 @@ from harness.errors import UserError
 from harness.execution.controls import patched_contract
 from harness.execution.draw import Corpus, DrawnPair, load_corpus
 from harness.execution.freeze import (
+    Verification,
     checker_for,
-    current_inputs,
     freeze_id_of,
     run_checker,
-    verify,
+    verified_inputs,
 )
 from harness.execution.ledger import (
     LedgerRow,
@@ -77,7 +77,9 @@ class RunJob:
     corpus: Corpus
     folder: Path
     freeze_id: str  # every row's: the freeze id, or posthoc-<id of the current inputs>
-    checker: str | None = None  # a comparison checker of the plan; None: the plan's checker
+    checker: str | None  # a comparison checker of the plan; None: the plan's checker
+    hashes: dict[str, dict[str, str]]  # the inputs as verified (freeze.current_inputs)
+    versions: dict[str, str]  # target versions as verified
 
 
 @dataclass(frozen=True)
@@ -274,21 +276,20 @@ def run_dir_for(root: Path, plan: Plan, run_id: str) -> Path:
     return root / "results" / plan.name / run_id
 
 
-def prepare(plan_path: Path, post_hoc: bool) -> tuple[Plan, Path, str, bool]:
-    """Verify the freeze; (plan, root, run id, post hoc)."""
+def prepare(plan_path: Path, post_hoc: bool) -> tuple[Plan, Path, str, bool, Verification]:
+    """Verify the freeze; (plan, root, run id, post hoc, the verification)."""
     from harness.execution.plan import load_plan
 
     plan = load_plan(plan_path)
     root = project_root(plan_path)
-    record, problems = verify(plan_path, plan, root)
-    if not problems:
-        return plan, root, record.freeze_id, False
+    check = verified_inputs(plan_path, plan, root)
+    if not check.problems:
+        return plan, root, check.record.freeze_id, False, check
     if not post_hoc:
-        raise UserError(problems)
-    hashes, versions = current_inputs(plan_path, plan, root)
+        raise UserError(check.problems)
     checker = checker_for(plan)
-    current = freeze_id_of(hashes, versions, f"{checker.name} {checker.version}")
-    return plan, root, f"posthoc-{current}", True
+    current = freeze_id_of(check.hashes, check.versions, f"{checker.name} {checker.version}")
+    return plan, root, f"posthoc-{current}", True, check
 
 
 def _row(job: RunJob, pair: DrawnPair, outcome: PairOutcome) -> LedgerRow:
@@ -331,12 +332,24 @@ def execute(
 
     if executor is None:
         executor = LocalExecutor(workers or os.cpu_count() or 1)
-    plan, root, run_id, changed = prepare(plan_path, post_hoc)
+    plan, root, run_id, changed, check = prepare(plan_path, post_hoc)
     chosen, freeze_id, run_id, post_hoc = run_checker(plan, checker, run_id, changed, post_hoc)
     corpus = load_corpus(root, plan)
     folder = run_dir_for(root, plan, run_id)
     folder.mkdir(parents=True, exist_ok=True)
-    job = RunJob(plan_path, plan, root, run_id, post_hoc, corpus, folder, freeze_id, checker)
+    job = RunJob(
+        plan_path,
+        plan,
+        root,
+        run_id,
+        post_hoc,
+        corpus,
+        folder,
+        freeze_id,
+        checker,
+        check.hashes,
+        check.versions,
+    )
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     manifest = {
         "plan": plan.name,
@@ -349,7 +362,7 @@ def execute(
         "python": platform.python_version(),
         "platform": platform.platform(),
         "checker": f"{chosen.name} {chosen.version}",
-        "target_versions": {n: load_target(n).adapter.version() for n in plan.targets()},
+        "target_versions": check.versions,
         "pairs_total": len(corpus.pairs),
     }
     _write_json(folder / "run.json", manifest)
