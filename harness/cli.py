@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -162,9 +163,7 @@ def cmd_draw(args: argparse.Namespace) -> int:
             )
         exclude = record.all_used()
     corpus = draw(plan, root, exclude)
-    by_arm: dict[str, int] = {}
-    for pair in corpus.pairs:
-        by_arm[pair.arm] = by_arm.get(pair.arm, 0) + 1
+    by_arm = Counter(pair.arm for pair in corpus.pairs)
     folder = corpus_dir(root, plan)
     console.print(
         f"drew {len(corpus.pairs)} pairs ("
@@ -228,9 +227,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     from harness.execution.baseline import baseline
 
     rows = baseline(args.targets, Path(args.out), ReferenceChecker(seed=args.seed))
-    counts: dict[str, int] = {}
-    for row in rows:
-        counts[row["verdict"]] = counts.get(row["verdict"], 0) + 1
+    counts = Counter(row["verdict"] for row in rows)
     console.print(
         f"{len(rows)} tools: "
         + ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))

@@ -176,21 +176,28 @@ def fault_corpus(root: Path) -> None:
     write_corpus(root / "mutants" / "small", plan, [], corpus)
 
 
-def test_faults_are_recorded_and_survived(tmp_path):
-    root = project(tmp_path, timeout=3)
-    fault_corpus(root)
-    assert harness("freeze", "plans/small.yaml", cwd=root).returncode == 0
-    done = harness("run", "plans/small.yaml", "--workers", "2", cwd=root)
-    assert done.returncode == 0, done.stdout + done.stderr
+def fault_rows(root: Path) -> dict[str, LedgerRow]:
+    """The fault corpus's rows by tool, each with the status and error its fault must give
+    (timeout 3 s); the caller checks what else it wants."""
     rows = {r.tool: r for r in ledger(root)}
     assert {tool: row.status.value for tool, row in rows.items()} == {
         tool: (expected if tool != "update_item" else "crash")
         for tool, (expected, _) in FAULTS.items()
     }
     assert "exit code 3" in rows["deposit"].error
+    assert "killed after 3 s" in rows["transfer"].error
+    return rows
+
+
+def test_faults_are_recorded_and_survived(tmp_path):
+    root = project(tmp_path, timeout=3)
+    fault_corpus(root)
+    assert harness("freeze", "plans/small.yaml", cwd=root).returncode == 0
+    done = harness("run", "plans/small.yaml", "--workers", "2", cwd=root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = fault_rows(root)
     assert "SystemExit" in rows["rename_meeting"].error
     assert "KeyboardInterrupt" in rows["update_item"].error
-    assert "killed after 3 s" in rows["transfer"].error
     assert rows["transfer"].timing.seconds < 30
 
 
