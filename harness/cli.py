@@ -20,8 +20,10 @@ from rich.table import Table
 from harness.errors import USER_ERROR_EXIT, Problem, UserError
 
 # Outside a terminal (CI logs, pipes) rich would fold tables to 80 columns.
-console = Console(highlight=False, width=None if sys.stdout.isatty() else 140)
-err_console = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 140)
+console = Console(highlight=False, emoji=False, width=None if sys.stdout.isatty() else 140)
+err_console = Console(
+    stderr=True, highlight=False, emoji=False, width=None if sys.stderr.isatty() else 140
+)
 
 DRAFTS_EXIT = 1
 VERDICT_STYLE = {"CONFORMS": "green", "VIOLATES": "bold red", "UNTESTABLE": "yellow"}

@@ -168,3 +168,11 @@ def test_baseline_writes_one_row_per_tool_and_a_summary(tmp_path):
     )
     assert all(r["dependent_tasks"] is None for r in rows)  # the toy domain has no grader
     assert json.loads((out / "reports" / "toy_domain.json").read_text())["target"] == "toy_domain"
+
+
+def test_an_error_naming_a_reference_prints_it_literally():
+    """rich turns `:X:` into an emoji unless told not to; a reference must stay readable."""
+    done = harness("check", "toy_domain", "--checker", "nope.mod:X")
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: nope.mod:X: checker: cannot load nope.mod:X")
+    assert "Traceback" not in done.stderr
