@@ -412,3 +412,33 @@ def test_freeze_records_hold_no_machine_specific_path():
         record = read_record(project_root(plan_path), plan)
         keys = [key.split(":", 1)[-1] for group in record.hashes.values() for key in group]
         assert keys and not [k for k in keys if k.startswith("/") or ".." in k], name
+
+
+class _RefusingExecutor:
+    """Fails as an unreachable scheduler does: after the run folder exists, before a row."""
+
+    def describe(self) -> dict:
+        return {"executor": "refusing"}
+
+    def run(self, job, pairs, on_outcome) -> None:
+        from harness.errors import Problem, UserError
+
+        assert job.folder.is_dir()
+        raise UserError(Problem("--scheduler", "scheduler", "no scheduler answered", "start one"))
+
+
+def test_a_run_that_stops_before_its_first_row_leaves_no_folder(tmp_path):
+    from harness.errors import UserError
+    from harness.execution.runner import execute
+
+    root = project(tmp_path, per_operator=1)
+    drawn_and_frozen_in_process(root)
+    with pytest.raises(UserError, match="no scheduler answered"):
+        execute(root / "plans" / "small.yaml", executor=_RefusingExecutor())
+    assert not (root / "results").exists()
+    # a run with rows keeps them when it fails later (resume needs them)
+    finished = execute(root / "plans" / "small.yaml", workers=1)
+    assert finished.rows
+    with pytest.raises(UserError):
+        execute(root / "plans" / "small.yaml", executor=_RefusingExecutor())
+    assert list(read_rows(finished.run_dir / "ledger.jsonl")) == finished.rows

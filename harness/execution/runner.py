@@ -15,9 +15,11 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shutil
 import sys
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -317,6 +319,24 @@ def _write_json(path: Path, payload: dict[str, Any]) -> None:
     tmp.replace(path)
 
 
+@contextmanager
+def _folder_kept_only_with_rows(folder: Path) -> Iterator[None]:
+    """Create the run folder; a run that stops before its first row (an unreachable
+    scheduler, a contract that does not compile, Ctrl-C during set-up) removes it again,
+    so nothing half-written stays in results/."""
+    created = folder  # the outermost folder this run creates (results/PLAN on a first run)
+    while not created.parent.exists():
+        created = created.parent
+    fresh = not folder.exists()
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        yield
+    except BaseException:
+        if fresh and not any(read_rows(folder / "ledger.jsonl")):
+            shutil.rmtree(created, ignore_errors=True)
+        raise
+
+
 def execute(
     plan_path: Path,
     *,
@@ -336,59 +356,59 @@ def execute(
     chosen, freeze_id, run_id, post_hoc = run_checker(plan, checker, run_id, changed, post_hoc)
     corpus = load_corpus(root, plan)
     folder = run_dir_for(root, plan, run_id)
-    folder.mkdir(parents=True, exist_ok=True)
-    job = RunJob(
-        plan_path,
-        plan,
-        root,
-        run_id,
-        post_hoc,
-        corpus,
-        folder,
-        freeze_id,
-        checker,
-        check.hashes,
-        check.versions,
-    )
-    started_at = datetime.now(UTC).isoformat(timespec="seconds")
-    manifest = {
-        "plan": plan.name,
-        "run": run_id,
-        "freeze_id": freeze_id,
-        "post_hoc": post_hoc,
-        **executor.describe(),
-        "started_at": started_at,
-        "ended_at": None,
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "checker": f"{chosen.name} {chosen.version}",
-        "target_versions": check.versions,
-        "pairs_total": len(corpus.pairs),
-    }
-    _write_json(folder / "run.json", manifest)
-    by_id = {p.pair_id: p for p in corpus.pairs}
-    scored = 0
-    with LedgerWriter(folder / "ledger.jsonl") as ledger:
-        todo = [p for p in corpus.pairs if p.pair_id not in ledger.done]
-        skipped = len(corpus.pairs) - len(todo)
-        if progress is not None:
-            progress.start(len(corpus.pairs), skipped)
-
-        def record(outcome: PairOutcome) -> None:
-            nonlocal scored
-            if outcome.pair_id in ledger.done:  # a batch Dask ran again after a lost worker
-                return
-            ledger.append(_row(job, by_id[outcome.pair_id], outcome))
-            scored += 1
+    with _folder_kept_only_with_rows(folder):
+        job = RunJob(
+            plan_path,
+            plan,
+            root,
+            run_id,
+            post_hoc,
+            corpus,
+            folder,
+            freeze_id,
+            checker,
+            check.hashes,
+            check.versions,
+        )
+        started_at = datetime.now(UTC).isoformat(timespec="seconds")
+        manifest = {
+            "plan": plan.name,
+            "run": run_id,
+            "freeze_id": freeze_id,
+            "post_hoc": post_hoc,
+            **executor.describe(),
+            "started_at": started_at,
+            "ended_at": None,
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "checker": f"{chosen.name} {chosen.version}",
+            "target_versions": check.versions,
+            "pairs_total": len(corpus.pairs),
+        }
+        _write_json(folder / "run.json", manifest)
+        by_id = {p.pair_id: p for p in corpus.pairs}
+        scored = 0
+        with LedgerWriter(folder / "ledger.jsonl") as ledger:
+            todo = [p for p in corpus.pairs if p.pair_id not in ledger.done]
+            skipped = len(corpus.pairs) - len(todo)
             if progress is not None:
-                progress.advance(outcome.fields["status"])
+                progress.start(len(corpus.pairs), skipped)
 
-        executor.run(job, todo, record)
-    rows = list(read_rows(folder / "ledger.jsonl"))
-    manifest["ended_at"] = datetime.now(UTC).isoformat(timespec="seconds")
-    manifest["totals"] = dict(sorted(Counter(r.status.value for r in rows).items()))
-    _write_json(folder / "run.json", manifest)
-    return RunResult(folder, rows, skipped, scored)
+            def record(outcome: PairOutcome) -> None:
+                nonlocal scored
+                if outcome.pair_id in ledger.done:  # a batch Dask ran again after a lost worker
+                    return
+                ledger.append(_row(job, by_id[outcome.pair_id], outcome))
+                scored += 1
+                if progress is not None:
+                    progress.advance(outcome.fields["status"])
+
+            executor.run(job, todo, record)
+        rows = list(read_rows(folder / "ledger.jsonl"))
+        manifest["ended_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+        manifest["totals"] = dict(sorted(Counter(r.status.value for r in rows).items()))
+        _write_json(folder / "run.json", manifest)
+        return RunResult(folder, rows, skipped, scored)
 
 
 if sys.platform == "win32":  # pragma: no cover - fork is required
