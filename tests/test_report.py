@@ -142,13 +142,15 @@ def test_every_table_names_its_freeze_in_every_format() -> None:
     tables = build_tables(rows, meta)
     assert [t.name for t in tables] == [
         "closed_world_recall",
-        "control_precision",
+        "control_specificity",
+        "flag_precision",
         "negative_controls",
         "open_world_escapes",
         "open_world_miss_causes",
         "grader_arm",
         "grader_tasks_by_tool",
         "per_tool",
+        "predictions",
     ]
     for table in tables:
         assert meta.freeze_id in render_markdown(table).splitlines()[0]
@@ -158,11 +160,12 @@ def test_every_table_names_its_freeze_in_every_format() -> None:
         assert "POST HOC" not in render_markdown(table)
 
 
-def test_precision_counts_a_flagged_control_as_false_positive() -> None:
+def test_specificity_counts_a_flagged_control_as_false_positive() -> None:
     meta, rows = load_run(FIXTURE)
-    table = next(t for t in build_tables(rows, meta) if t.name == "control_precision")
+    table = next(t for t in build_tables(rows, meta) if t.name == "control_specificity")
     md = render_markdown(table)
-    # C-REORDER: 4 controls, one detected (flagged) → precision 3/4, FP rate 1/4, both shown
+    assert "| specificity | specificity 95% CI |" in md and "precision" not in md.split("\n")[2]
+    # C-REORDER: 4 controls, one detected (flagged) → specificity 3/4, FP rate 1/4
     assert "| controls | C-REORDER | 4 | 3 | 1 | 0 | 0 | 0.750 | [0.301, 0.954] | 0.250 |" in md
 
 
@@ -209,8 +212,8 @@ def test_post_hoc_rows_mark_their_table_and_themselves(tmp_path) -> None:
     assert recall.startswith("### POST HOC: Closed-world recall")
     assert "| toy (post hoc) | M-RESET |" in recall
     assert "| toy | M-PHANTOM |" in recall
-    precision = (result.out_dir / "tables" / "control_precision.md").read_text()
-    assert "POST HOC" not in precision
+    specificity = (result.out_dir / "tables" / "control_specificity.md").read_text()
+    assert "POST HOC" not in specificity
 
 
 # --- grader arm ---------------------------------------------------------------------------
@@ -426,8 +429,8 @@ def test_macro_names_are_valid_and_unique(example_report) -> None:
         "RecallMPhantomLB",
         "RecallRealMPhantomLB",
         "RecallToyMResetN",
-        "PrecisionAllLB",
-        "PrecisionControlsCReorderFPRateUB",
+        "SpecificityAllLB",
+        "SpecificityControlsCReorderFPRateUB",
         "EscapeAllLB",
         "EscapeCRcoreFamilyPlainLB",
         "EscapeCauseNoClauseEscapes",
@@ -471,7 +474,9 @@ def test_forest_plot_is_a_readable_png(example_report) -> None:
 def test_main_tables_render_with_rich() -> None:
     meta, rows = load_run(FIXTURE)
     tables = main_tables(rows, meta)
-    assert len(tables) == 5  # the grader arm too: the run has grader data
+    # the grader arm too (the run has grader data), flag precision, and predictions last
+    assert len(tables) == 7
+    assert str(tables[-1].title).startswith("Predictions of the plan")
     console = Console(record=True, width=250)
     for table in tables:
         console.print(table)
@@ -480,10 +485,10 @@ def test_main_tables_render_with_rich() -> None:
     assert "Grader arm" in text and "[0.283, 0.851]" in text
 
 
-def test_main_tables_without_grader_data_are_the_four() -> None:
+def test_main_tables_without_grader_data_are_the_six() -> None:
     meta, rows = load_run(FIXTURE)
     titles = [str(t.title) for t in main_tables(_without_grader_target(rows), meta)]
-    assert len(titles) == 4 and not any("Grader" in title for title in titles)
+    assert len(titles) == 6 and not any("Grader" in title for title in titles)
 
 
 # --- mutation-testing-elements report -----------------------------------------------------

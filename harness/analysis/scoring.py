@@ -232,27 +232,28 @@ def observation_axis_recall(rows: Iterable[LedgerRow]) -> list[RecallRow]:
 
 
 @dataclass(frozen=True)
-class PrecisionRow:
-    """Controls are not defects: a control flagged (detected) is a false positive."""
+class SpecificityRow:
+    """Controls are not defects: a control flagged (detected) is a false positive. The
+    unflagged share is the specificity, the flagged share the false-positive rate."""
 
     arm: str
     operator: str
     counts: Counts
-    precision: Rate  # not flagged / n
+    specificity: Rate  # not flagged / n
     false_positive: Rate  # flagged / n
 
 
-def _precision_row(arm: str, operator: str, rows: list[LedgerRow]) -> PrecisionRow:
+def _specificity_row(arm: str, operator: str, rows: list[LedgerRow]) -> SpecificityRow:
     denominator = scored(rows)
-    return PrecisionRow(
+    return SpecificityRow(
         arm, operator, count(rows), rate(denominator, not_flagged), rate(denominator, detected)
     )
 
 
-def control_precision(rows: Iterable[LedgerRow]) -> list[PrecisionRow]:
+def control_specificity(rows: Iterable[LedgerRow]) -> list[SpecificityRow]:
     """Per control arm: each operator, then all; then both arms pooled."""
     rows = list(rows)
-    out: list[PrecisionRow] = []
+    out: list[SpecificityRow] = []
     pooled: list[LedgerRow] = []
     for kind in (ArmKind.CONTROLS, ArmKind.NEGATIVE_CONTROLS):
         members = of_kind(rows, kind)
@@ -260,10 +261,70 @@ def control_precision(rows: Iterable[LedgerRow]) -> list[PrecisionRow]:
             continue
         pooled += members
         for operator, group in by_operator(members).items():
-            out.append(_precision_row(kind.value, operator, group))
-        out.append(_precision_row(kind.value, ALL, members))
+            out.append(_specificity_row(kind.value, operator, group))
+        out.append(_specificity_row(kind.value, ALL, members))
     if pooled:
-        out.append(_precision_row(ALL, ALL, pooled))
+        out.append(_specificity_row(ALL, ALL, pooled))
+    return out
+
+
+# --- flag precision -----------------------------------------------------------------------
+
+
+def correct_flag(row: LedgerRow) -> bool:
+    """A flag (detected) is correct on a mutant, and on a negative control only when the
+    plan predicted it to VIOLATE; on a control, or a negative control predicted to CONFORM
+    (or to be UNTESTABLE), it is a false flag."""
+    kind = arm_kind(row)
+    if kind is ArmKind.CONTROLS:
+        return False
+    if kind is ArmKind.NEGATIVE_CONTROLS:
+        return row.predicted is Verdict.VIOLATES
+    return True
+
+
+@dataclass(frozen=True)
+class FlagPrecisionRow:
+    """Precision over flags: correct flags / all flags (DESIGN.md, Statistics)."""
+
+    scope: Scope
+    on_mutants: int  # flags on closed- and open-world pairs
+    on_controls: int
+    on_negative_controls: int
+    precision: Rate  # correct flags / flags, clusters = tools
+    post_hoc: bool
+
+    @property
+    def flags(self) -> int:
+        return self.precision.n
+
+    @property
+    def false_flags(self) -> int:
+        return self.precision.n - self.precision.x
+
+
+def _flag_row(scope: Scope, flags: list[LedgerRow]) -> FlagPrecisionRow:
+    kinds = Counter(arm_kind(r) for r in flags)
+    return FlagPrecisionRow(
+        scope,
+        kinds[ArmKind.CLOSED_WORLD] + kinds[ArmKind.OPEN_WORLD],
+        kinds[ArmKind.CONTROLS],
+        kinds[ArmKind.NEGATIVE_CONTROLS],
+        rate(flags, correct_flag),
+        any(r.post_hoc for r in flags),
+    )
+
+
+def flag_precision(rows: Iterable[LedgerRow]) -> list[FlagPrecisionRow]:
+    """Per scope (real, toy — when they have flags — then pooled) over every flagged pair."""
+    flags = [r for r in rows if r.status is PairStatus.DETECTED]
+    if not flags:
+        return []
+    out = []
+    for scope in Scope:
+        members = flags if scope is Scope.POOLED else [r for r in flags if scope_of(r) is scope]
+        if members:
+            out.append(_flag_row(scope, members))
     return out
 
 

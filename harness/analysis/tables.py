@@ -8,21 +8,24 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from harness.analysis.macros import macro_word
+from harness.analysis.predictions import Outcome, PredictionKind, PredictionRow, score_predictions
 from harness.analysis.runs import RunMeta
 from harness.analysis.scoring import (
     ALL,
     EscapeRow,
+    FlagPrecisionRow,
     GraderRow,
     GraderToolRow,
     MissCauseRow,
     NegativeControlRow,
-    PrecisionRow,
     RecallRow,
     Scope,
+    SpecificityRow,
     ToolRow,
     closed_world_recall,
-    control_precision,
+    control_specificity,
     escape_causes,
+    flag_precision,
     grader_arm,
     grader_tasks_by_tool,
     negative_controls,
@@ -222,23 +225,23 @@ def _recall_rows_table(
 # --- controls -----------------------------------------------------------------------------
 
 
-def _precision_key(arm: str, operator: str) -> str:
+def _specificity_key(arm: str, operator: str) -> str:
     if arm == ALL:
         return "All"
     return macro_word(arm) + ("" if operator == ALL else macro_word(operator))
 
 
-def precision_table(precision: Sequence[PrecisionRow], meta: RunMeta) -> Table:
+def specificity_table(specificity: Sequence[SpecificityRow], meta: RunMeta) -> Table:
     columns = (
         Column("arm", "arm", Kind.TEXT),
         Column("control", "control", Kind.TEXT),
         Column("n", "n", Kind.INT, "N"),
-        Column("not flagged (TP)", "not_flagged", Kind.INT, "NotFlagged"),
+        Column("not flagged", "not_flagged", Kind.INT, "NotFlagged"),
         Column("flagged (FP)", "flagged", Kind.INT, "Flagged"),
         Column("undecided", "undecided", Kind.INT, "Undecided"),
         Column("infra", "infra_error", Kind.INT, "Infra"),
-        Column("precision", "precision", Kind.FLOAT, ""),
-        Column("precision 95% CI", "precision_ci", Kind.INTERVAL, ""),
+        Column("specificity", "specificity", Kind.FLOAT, ""),
+        Column("specificity 95% CI", "specificity_ci", Kind.INTERVAL, ""),
         Column("FP rate", "false_positive_rate", Kind.FLOAT, "FPRate"),
         Column("FP rate 95% CI", "false_positive_rate_ci", Kind.INTERVAL, "FPRate"),
     )
@@ -249,33 +252,85 @@ def precision_table(precision: Sequence[PrecisionRow], meta: RunMeta) -> Table:
                 r.arm,
                 r.operator,
                 r.counts.n,
-                r.precision.x,
+                r.specificity.x,
                 r.false_positive.x,
                 r.counts.undecided,
                 r.counts.infra,
-                r.precision.value,
-                r.precision.plain,
+                r.specificity.value,
+                r.specificity.plain,
                 r.false_positive.value,
                 r.false_positive.plain,
             ),
-            _precision_key(r.arm, r.operator),
+            _specificity_key(r.arm, r.operator),
             r.counts.post_hoc,
             sections.get(r.arm, 3),
         )
-        for r in precision
+        for r in specificity
     )
     return Table(
-        "control_precision",
-        "Precision on controls: a flagged control is a false positive",
+        "control_specificity",
+        "Specificity on controls: a flagged control is a false positive",
         meta.freeze_id,
         columns,
         rows,
-        "Precision",
+        "Specificity",
         (
             N_NOTE,
-            "precision = not flagged / n; FP rate = flagged / n; both with the plain "
-            "Wilson 95% interval. undecided controls (untestable, timeout, crash, "
-            "compile_error) count as not flagged.",
+            "specificity = not flagged / n (the complement of the false-positive rate on "
+            "controls); FP rate = flagged / n; both with the plain Wilson 95% interval. "
+            "undecided controls (untestable, timeout, crash, compile_error) count as not "
+            "flagged. Precision over flags is in flag_precision.",
+        ),
+        run_post_hoc=meta.post_hoc,
+    )
+
+
+def flag_precision_table(flags: Sequence[FlagPrecisionRow], meta: RunMeta) -> Table:
+    columns = (
+        Column("scope", "scope", Kind.TEXT),
+        Column("flags", "flags", Kind.INT, "Flags"),
+        Column("on mutants", "on_mutants", Kind.INT, "OnMutants"),
+        Column("on controls", "on_controls", Kind.INT, "OnControls"),
+        Column("on negative controls", "on_negative_controls", Kind.INT, "OnNegativeControls"),
+        Column("correct", "correct", Kind.INT, "Correct"),
+        Column("false", "false_flags", Kind.INT, "False"),
+        Column("precision", "precision", Kind.FLOAT, ""),
+        Column("95% CI (Wilson)", "precision_ci", Kind.INTERVAL, "Plain"),
+        Column("95% CI (deff)", "precision_ci_deff", Kind.INTERVAL, ""),
+    )
+    rows = tuple(
+        Row(
+            (
+                r.scope.value,
+                r.flags,
+                r.on_mutants,
+                r.on_controls,
+                r.on_negative_controls,
+                r.precision.x,
+                r.false_flags,
+                r.precision.value,
+                r.precision.plain,
+                (r.precision.clustered.lo, r.precision.clustered.hi),
+            ),
+            _SCOPE_WORD[r.scope] + "All",
+            r.post_hoc,
+        )
+        for r in flags
+    )
+    return Table(
+        "flag_precision",
+        "Flag precision: correct flags among every pair the checker flagged",
+        meta.freeze_id,
+        columns,
+        rows,
+        "FlagPrecision",
+        (
+            "flags = pairs detected (a new VIOLATES) over every arm: closed- and open-world "
+            "mutants, controls and negative controls.",
+            "correct = a flag on a mutant, or on a negative control predicted to VIOLATE; a "
+            "flag on a control or on a negative control predicted to CONFORM is false.",
+            "precision = correct / flags with the plain Wilson 95% interval and the one "
+            "widened by the design effect over tools. " + DEFF_NOTE,
         ),
         run_post_hoc=meta.post_hoc,
     )
@@ -538,6 +593,71 @@ def grader_tasks_table(tools: Sequence[GraderToolRow], meta: RunMeta) -> Table:
     )
 
 
+# --- predictions --------------------------------------------------------------------------
+
+_PREDICTION_SECTION = {kind: index for index, kind in enumerate(PredictionKind)}
+
+
+def predictions_table(predictions: Sequence[PredictionRow], meta: RunMeta, source: str) -> Table:
+    """`source`: where the plan's predictions were read from (for the notes)."""
+    columns = (
+        Column("prediction", "prediction", Kind.TEXT),
+        Column("scope", "scope", Kind.TEXT),
+        Column("subject", "subject", Kind.TEXT),
+        Column("predicted", "predicted", Kind.TEXT),
+        Column("observed", "observed", Kind.TEXT),
+        Column("n", "n", Kind.INT),
+        Column("95% CI (deff)", "ci", Kind.INTERVAL),
+        Column("outcome", "outcome", Kind.TEXT),
+    )
+    rows = tuple(
+        Row(
+            (
+                p.kind.value,
+                p.scope,
+                p.subject,
+                p.predicted,
+                p.observed,
+                p.n,
+                p.interval,
+                p.outcome.value,
+            ),
+            post_hoc=p.post_hoc,
+            section=_PREDICTION_SECTION[p.kind],
+        )
+        for p in predictions
+    )
+    tally = {o: sum(1 for p in predictions if p.outcome is o) for o in Outcome}
+    return Table(
+        "predictions",
+        "Predictions of the plan, scored",
+        meta.freeze_id,
+        columns,
+        rows,
+        "Predictions",
+        (
+            f"plan predictions: {source}; negative-control verdicts: the ledger rows.",
+            "95% CI (deff): Wilson 95% interval with the Kish design effect over tools, as "
+            "in the recall, escape and flag-precision tables; recall = detected / n "
+            "(undecided pairs count as not detected); precision = correct flags / flags.",
+            "held: the whole interval lies on the predicted side (floor f: lower end ≥ f; "
+            "ceiling c: upper end ≤ c); failed: it lies wholly on the other side (floor: "
+            "upper end < f; ceiling: lower end > c); undecided: it straddles the bound, or "
+            "there are no pairs.",
+            "negative control: held when the observed tool verdict is the predicted one, "
+            "failed when it is another verdict, undecided when there is no verdict to test "
+            "(no verdict, or UNTESTABLE against a predicted CONFORMS / VIOLATES).",
+            f"{tally[Outcome.HELD]} held, {tally[Outcome.FAILED]} failed, "
+            f"{tally[Outcome.UNDECIDED]} undecided of {len(predictions)}.",
+        ),
+        extra_macros=(
+            ("N", len(predictions)),
+            *((macro_word(o.value), tally[o]) for o in Outcome),
+        ),
+        run_post_hoc=meta.post_hoc,
+    )
+
+
 # --- per tool -----------------------------------------------------------------------------
 
 
@@ -612,8 +732,10 @@ def _tables(rows: Sequence[LedgerRow], meta: RunMeta) -> list[Table]:
         tables.append(recall_table(recall, meta))
     if axes := observation_axis_recall(rows):
         tables.append(axis_table(axes, meta))
-    if precision := control_precision(rows):
-        tables.append(precision_table(precision, meta))
+    if specificity := control_specificity(rows):
+        tables.append(specificity_table(specificity, meta))
+    if flags := flag_precision(rows):
+        tables.append(flag_precision_table(flags, meta))
     if controls := negative_controls(rows):
         tables.append(negative_control_table(controls, meta))
     if escapes := open_world_escapes(rows):
@@ -625,4 +747,11 @@ def _tables(rows: Sequence[LedgerRow], meta: RunMeta) -> list[Table]:
         tables.append(grader_tasks_table(grader_tasks_by_tool(rows), meta))
     if tools := per_tool(rows):
         tables.append(tool_table(tools, meta))
+    if predictions := score_predictions(rows, meta.predictions):  # last: printed last by run
+        source = (
+            meta.predictions_source
+            if meta.predictions is not None
+            else "unknown (run.json records none and no frozen plan matched the run)"
+        )
+        tables.append(predictions_table(predictions, meta, source))
     return tables

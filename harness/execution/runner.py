@@ -384,6 +384,8 @@ def execute(
             "checker": f"{chosen.name} {chosen.version}",
             "target_versions": check.versions,
             "pairs_total": len(corpus.pairs),
+            # the predictions this run is scored against, so a report needs no plan file
+            "predictions": plan.predictions.model_dump(mode="json"),
         }
         _write_json(folder / "run.json", manifest)
         by_id = {p.pair_id: p for p in corpus.pairs}
