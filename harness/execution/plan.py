@@ -149,7 +149,7 @@ def prediction_problems(plan: Plan, file: str) -> list[Problem]:
                 )
             )
     for key in plan.predictions.escape_rate_ceiling:
-        if key != POOLED_KEY and key not in opened and key not in families:
+        if not opened or (key != POOLED_KEY and key not in opened and key not in families):
             choices = [*opened, *families, POOLED_KEY] if opened else []
             problems.append(
                 Problem(
