@@ -281,9 +281,16 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from harness.analysis import compare, comparison_table
-    from harness.analysis.render import to_rich
+    from harness.analysis.render import render_csv, render_latex, render_markdown, to_rich
 
-    console.print(to_rich(comparison_table(compare(Path(args.run_a), Path(args.run_b)))))
+    table = comparison_table(compare(Path(args.run_a), Path(args.run_b)))
+    if args.format == "rich":
+        # 18 columns: outside a terminal, 140 would fold every name (use --format md there)
+        wide = console if sys.stdout.isatty() else Console(highlight=False, emoji=False, width=240)
+        wide.print(to_rich(table))
+    else:
+        render = {"md": render_markdown, "csv": render_csv, "tex": render_latex}[args.format]
+        sys.stdout.write(render(table))
     return 0
 
 
@@ -444,10 +451,18 @@ def build_parser() -> argparse.ArgumentParser:
     report_cmd.set_defaults(func=cmd_report)
 
     compare_cmd = sub.add_parser(
-        "compare", help="two runs per operator; claims only where the bounds separate"
+        "compare",
+        help="two runs per operator: a support claim (evidence bounds) and a "
+        "sampling-robust claim (Wilson-widened), each only where its ranges separate",
     )
     compare_cmd.add_argument("run_a")
     compare_cmd.add_argument("run_b")
+    compare_cmd.add_argument(
+        "--format",
+        choices=("rich", "md", "csv", "tex"),
+        default="rich",
+        help="a terminal table (default), or the table as Markdown, CSV or LaTeX on stdout",
+    )
     compare_cmd.set_defaults(func=cmd_compare)
 
     new_adapter = sub.add_parser(

@@ -648,32 +648,53 @@ def _compare(tmp_path: Path, changed_a: int, changed_b: int, total: int):
 
 def test_compare_claims_a_direction_where_the_bounds_separate(tmp_path) -> None:
     result = _compare(tmp_path, changed_a=28, changed_b=3, total=30)
-    assert result.claim("closed_world", "M-RESET") == "A>B"
-    assert result.claim("closed_world", "M-PHANTOM") == "?"
-    assert result.claim("closed_world", "M-PRECOND") == "?"
-    flipped = compare(tmp_path / "b", tmp_path / "a")
-    assert flipped.claim("closed_world", "M-RESET") == "B>A"
+    reset = result.row("closed_world", "M-RESET")
+    assert (reset.support, reset.robust) == ("A>B", "A>B")
+    for operator in ("M-PHANTOM", "M-PRECOND"):  # the same pairs in both runs
+        row = result.row("closed_world", operator)
+        assert (row.support, row.robust) == ("?", "?")
+    flipped = compare(tmp_path / "b", tmp_path / "a").row("closed_world", "M-RESET")
+    assert (flipped.support, flipped.robust) == ("B>A", "B>A")
     md = render_markdown(comparison_table(result))
     assert "A 0f1e2d3c4b5a6978, B 0f1e2d3c4b5a6978" in md.splitlines()[0]
-    assert "| closed_world | M-RESET | 30 | 28 |" in md and "| A>B |" in md
+    assert "| closed_world | M-RESET | 30 | 28 |" in md and "| A>B | A>B |" in md
+    assert "support claim (evidence bounds) | sampling-robust claim (Wilson-widened) |" in md
 
 
-def test_compare_says_nothing_where_the_bounds_overlap(tmp_path) -> None:
-    # 7 of 12 against 5 of 12: the point estimates differ, the intervals overlap.
+def test_support_rule_decides_where_only_sampling_could_explain_the_gap(tmp_path) -> None:
+    """7 of 12 against 5 of 12, nothing undecided: the evidence bounds are points and
+    separate (support A>B); the Wilson-widened ranges overlap (sampling-robust ?)."""
     result = _compare(tmp_path, changed_a=7, changed_b=5, total=12)
-    assert {row.claim for row in result.rows} == {"?"}
-    row = next(r for r in result.rows if r.operator == "M-RESET")
+    row = result.row("closed_world", "M-RESET")
     assert row.a is not None and row.b is not None
-    assert row.a.counts.detected == 7 and row.b.counts.detected == 5
+    assert row.a.counts.evidence == (7 / 12, 7 / 12) and row.b.counts.evidence == (5 / 12, 5 / 12)
+    assert (row.support, row.robust) == ("A>B", "?")
+    assert result.decided() == (2, 0)  # M-RESET and the closed_world `all` row
 
 
-def test_compare_needs_sampling_and_evidence_to_separate(tmp_path) -> None:
-    """Evidence bounds alone separate (no undecided pairs) but Wilson intervals overlap."""
-    result = _compare(tmp_path, changed_a=9, changed_b=6, total=12)
-    row = next(r for r in result.rows if r.operator == "M-RESET")
+def _undecided(operator: str, detected: int, untestable: int, tools: int) -> list[LedgerRow]:
+    rows = _pairs(operator, detected, detected + untestable, tools)
+    return [
+        r
+        if r.status is PairStatus.DETECTED
+        else r.model_copy(update={"status": PairStatus.UNTESTABLE, "miss_cause": None})
+        for r in rows
+    ]
+
+
+def test_support_rule_says_nothing_where_undecided_pairs_bridge_the_gap(tmp_path) -> None:
+    # A: 5 detected, 7 untestable → [0.417, 1.0]; B: 8 of 12 → [0.667, 0.667]; they overlap
+    run_a, run_b = tmp_path / "a", tmp_path / "b"
+    _write_run(run_a, _undecided("M-RESET", 5, 7, 4), run="A")
+    _write_run(run_b, _pairs("M-RESET", 8, 12, 4), run="B")
+    row = compare(run_a, run_b).row("closed_world", "M-RESET")
     assert row.a is not None and row.b is not None
-    assert row.a.counts.evidence[0] > row.b.counts.evidence[1]
-    assert row.claim == "?"
+    assert (row.support, row.robust) == ("?", "?")
+    assert row.a.counted_only == 1.0 and row.a.unknown_share == 7 / 12
+    assert row.b.counted_only == 8 / 12 and row.b.unknown_share == 0.0
+    md = render_markdown(comparison_table(compare(run_a, run_b)))
+    # n, detected, rate, P/(P+F), U/N, evidence of A
+    assert "| closed_world | M-RESET | 12 | 5 | 0.417 | 1.000 | 0.583 | [0.417, 1.000] |" in md
 
 
 def test_rows_of_another_freeze_are_noted(tmp_path) -> None:
