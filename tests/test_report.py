@@ -142,6 +142,7 @@ def test_every_table_names_its_freeze_in_every_format() -> None:
     tables = build_tables(rows, meta)
     assert [t.name for t in tables] == [
         "closed_world_recall",
+        "closed_world_miss_causes",
         "control_specificity",
         "flag_precision",
         "negative_controls",
@@ -187,6 +188,17 @@ def test_open_world_escapes_and_causes() -> None:
     causes = render_markdown(tables["open_world_miss_causes"])
     assert "| no_clause | 2 | 0.400 | 2 |" in causes
     assert "| unreached | 0 | 0.000 | 2 |" in causes
+
+
+def test_closed_world_misses_by_cause_per_operator_and_scope() -> None:
+    meta, rows = load_run(FIXTURE)
+    tables = {t.name: t for t in build_tables(rows, meta)}
+    md = render_markdown(tables["closed_world_miss_causes"])
+    assert "| missed | no_clause | probe_unrevealing | unreached | checker_crash |" in md
+    # toy M-RESET: 2 misses (one unreached, one probe_unrevealing); crash and compile_error
+    # pairs are undecided, not misses
+    assert "| toy | M-RESET | 2 | 0 | 1 | 1 | 0 |" in md
+    assert "| pooled | all | 8 | 4 | 2 | 2 | 0 |" in md
 
 
 def test_post_hoc_run_is_labelled_everywhere(tmp_path) -> None:

@@ -432,6 +432,50 @@ def escape_causes(rows: Iterable[LedgerRow]) -> list[MissCauseRow]:
     ]
 
 
+@dataclass(frozen=True)
+class CauseCountRow:
+    """A closed-world (scope, operator)'s misses split by cause, every cause counted."""
+
+    scope: Scope
+    operator: str
+    misses: int
+    causes: tuple[tuple[str, int], ...]  # (cause, misses), in DESIGN.md's order
+    post_hoc: bool
+
+    def of(self, cause: str) -> int:
+        return dict(self.causes).get(cause, 0)
+
+
+def _cause_count_row(scope: Scope, operator: str, rows: list[LedgerRow]) -> CauseCountRow:
+    misses = [r for r in rows if r.status is PairStatus.MISSED]
+    found = Counter(r.miss_cause.value if r.miss_cause else UNKNOWN_CAUSE for r in misses)
+    names = [c.value for c in MissCause] + [UNKNOWN_CAUSE]
+    return CauseCountRow(
+        scope,
+        operator,
+        len(misses),
+        tuple((name, found[name]) for name in names),
+        any(r.post_hoc for r in rows),
+    )
+
+
+def closed_world_miss_causes(rows: Iterable[LedgerRow]) -> list[CauseCountRow]:
+    """Per scope (real, toy, pooled, as in `closed_world_recall`): each operator, then all.
+    Empty when the closed-world arm has no miss."""
+    arm = of_kind(rows, ArmKind.CLOSED_WORLD)
+    if not any(r.status is PairStatus.MISSED for r in arm):
+        return []
+    out: list[CauseCountRow] = []
+    for scope in Scope:
+        members = arm if scope is Scope.POOLED else [r for r in arm if scope_of(r) is scope]
+        if not members:
+            continue
+        for operator, group in by_operator(members).items():
+            out.append(_cause_count_row(scope, operator, group))
+        out.append(_cause_count_row(scope, ALL, members))
+    return out
+
+
 # --- per tool -----------------------------------------------------------------------------
 
 

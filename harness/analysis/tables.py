@@ -12,6 +12,8 @@ from harness.analysis.predictions import Outcome, PredictionKind, PredictionRow,
 from harness.analysis.runs import RunMeta
 from harness.analysis.scoring import (
     ALL,
+    UNKNOWN_CAUSE,
+    CauseCountRow,
     EscapeRow,
     FlagPrecisionRow,
     GraderRow,
@@ -22,6 +24,7 @@ from harness.analysis.scoring import (
     Scope,
     SpecificityRow,
     ToolRow,
+    closed_world_miss_causes,
     closed_world_recall,
     control_specificity,
     escape_causes,
@@ -33,7 +36,7 @@ from harness.analysis.scoring import (
     open_world_escapes,
     per_tool,
 )
-from harness.execution.ledger import LedgerRow
+from harness.execution.ledger import LedgerRow, MissCause
 
 Interval = tuple[float, float]
 Cell = int | float | str | Interval | None
@@ -216,6 +219,45 @@ def _recall_rows_table(
             "class-matched counts only detections of the operator's own defect class.",
             DEFF_NOTE,
             "Evidence bounds [P/n, (P+U)/n]: P detected, U undecided (untestable + error).",
+            "Scope toy = target toy_domain, real = every other target, pooled = both.",
+        ),
+        run_post_hoc=meta.post_hoc,
+    )
+
+
+def closed_cause_table(causes: Sequence[CauseCountRow], meta: RunMeta) -> Table:
+    names = [c.value for c in MissCause]
+    if any(r.of(UNKNOWN_CAUSE) for r in causes):
+        names.append(UNKNOWN_CAUSE)
+    columns = (
+        Column("scope", "scope", Kind.TEXT),
+        Column("operator", "operator", Kind.TEXT),
+        Column("missed", "missed", Kind.INT, "Missed"),
+        *(Column(name, name, Kind.INT, macro_word(name)) for name in names),
+    )
+    rows = tuple(
+        Row(
+            (r.scope.value, r.operator, r.misses, *(r.of(name) for name in names)),
+            _SCOPE_WORD[r.scope] + _op_word(r.operator),
+            r.post_hoc,
+            list(Scope).index(r.scope),
+        )
+        for r in causes
+    )
+    return Table(
+        "closed_world_miss_causes",
+        "Closed-world misses by cause per operator",
+        meta.freeze_id,
+        columns,
+        rows,
+        "MissCause",
+        (
+            "missed = pairs the checker ran on and found nothing new in; each has one cause.",
+            "no_clause: live, and no clause constrains what the mutant changed (no predicate "
+            "reads the changed path in the post-state; no frame clause has it in its scope "
+            "outside its writes); probe_unrevealing: live and constrained, but no checker "
+            "probe revealed it; unreached: not live on the independent corpus; "
+            "checker_crash: the checker failed on the mutant.",
             "Scope toy = target toy_domain, real = every other target, pooled = both.",
         ),
         run_post_hoc=meta.post_hoc,
@@ -732,6 +774,8 @@ def _tables(rows: Sequence[LedgerRow], meta: RunMeta) -> list[Table]:
         tables.append(recall_table(recall, meta))
     if axes := observation_axis_recall(rows):
         tables.append(axis_table(axes, meta))
+    if closed_causes := closed_world_miss_causes(rows):
+        tables.append(closed_cause_table(closed_causes, meta))
     if specificity := control_specificity(rows):
         tables.append(specificity_table(specificity, meta))
     if flags := flag_precision(rows):
