@@ -228,7 +228,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     meta = load_run_meta(result.run_dir)
     for table in main_tables(result.rows, meta):
         console.print(table)
-    return _predictions_exit(score_predictions(result.rows, meta.predictions), args.strict)
+    scored = [] if meta.comparison_run else score_predictions(result.rows, meta.predictions)
+    return _predictions_exit(scored, args.strict)
 
 
 def _predictions_exit(predictions: Sequence[PredictionRow], strict: bool) -> int:

@@ -329,3 +329,21 @@ def test_run_strict_exits_3_only_when_a_prediction_failed(tmp_path, floor, stric
     (run,) = (root / "results" / "strict").iterdir()
     recorded = json.loads((run / "run.json").read_text())["predictions"]
     assert recorded["recall_floor"] == {"all": floor}
+
+
+def test_a_comparison_checkers_run_scores_no_prediction(tmp_path):
+    """The plan's predictions are its own checker's: a `<freeze>.<checker>` run has none."""
+    from harness.analysis.report import report
+    from harness.analysis.tables import build_tables
+
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURE, run, ignore=shutil.ignore_patterns("expected_tables"))
+    manifest = json.loads((run / "run.json").read_text())
+    manifest["run"] = f"{manifest['freeze_id']}.static-scanner"
+    (run / "run.json").write_text(json.dumps(manifest))
+    meta, rows = load_run(run)
+    assert meta.comparison_run
+    assert "predictions" not in [t.name for t in build_tables(rows, meta)]
+    result = report(run, tmp_path / "out")
+    assert result.predictions == ()
+    assert any("they are the plan checker's" in note for note in result.notes)

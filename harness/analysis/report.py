@@ -129,7 +129,9 @@ def report(run_dir: Path, out_dir: Path | None = None) -> ReportResult:
     out_dir = out_dir or run_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     notes: list[str] = []
-    if why:
+    if why and run.comparison_run:
+        notes.append(f"no predictions scored: {why}")
+    elif why:
         notes.append(f"the plan's predictions are unknown ({why}): only negative controls scored")
     tables = build_tables(rows, run)
     table_paths = write_tables(tables, out_dir / TABLES_DIR)
@@ -173,5 +175,5 @@ def report(run_dir: Path, out_dir: Path | None = None) -> ReportResult:
         macros,
         mutation_json,
         tuple(notes),
-        tuple(score_predictions(rows, run.predictions)),
+        () if run.comparison_run else tuple(score_predictions(rows, run.predictions)),
     )

@@ -32,6 +32,12 @@ class RunMeta(BaseModel):
     predictions: Predictions | None = None
     predictions_source: str = "recorded in run.json at run time"
 
+    @property
+    def comparison_run(self) -> bool:
+        """A run of one of the plan's comparison checkers (its folder is
+        `<freeze>.<checker>`): the plan's predictions are its own checker's, not this one's."""
+        return self.run != self.freeze_id
+
 
 def load_run_meta(run_dir: Path) -> RunMeta:
     path = run_dir / RUN_MANIFEST
@@ -103,7 +109,10 @@ def with_frozen_predictions(run_dir: Path, meta: RunMeta) -> tuple[RunMeta, str]
     """A run whose run.json records no predictions (runs before they were recorded) gets
     those of `<root>/plans/<plan>.yaml`, but only when that file is the one the run's
     freeze hashed: the committed freeze record has the run's freeze id and the plan's
-    SHA-256. Otherwise the run is returned as it is, with why not."""
+    SHA-256. Otherwise the run is returned as it is, with why not. A comparison checker's
+    run is always returned with why: the plan's predictions are not its checker's."""
+    if meta.comparison_run:
+        return meta, f"they are the plan checker's; this run is of {meta.checker or meta.run}"
     if meta.predictions is not None:
         return meta, ""
     root = project_of(run_dir, meta.plan)

@@ -791,7 +791,9 @@ def _tables(rows: Sequence[LedgerRow], meta: RunMeta) -> list[Table]:
         tables.append(grader_tasks_table(grader_tasks_by_tool(rows), meta))
     if tools := per_tool(rows):
         tables.append(tool_table(tools, meta))
-    if predictions := score_predictions(rows, meta.predictions):  # last: printed last by run
+    # last, so `harness run` prints it last; a comparison checker's run has none to score
+    predictions = [] if meta.comparison_run else score_predictions(rows, meta.predictions)
+    if predictions:
         source = (
             meta.predictions_source
             if meta.predictions is not None

@@ -352,8 +352,11 @@ def execute(
             "checker": f"{chosen.name} {chosen.version}",
             "target_versions": check.versions,
             "pairs_total": len(corpus.pairs),
-            # the predictions this run is scored against, so a report needs no plan file
-            "predictions": plan.predictions.model_dump(mode="json"),
+            # the predictions this run is scored against, so a report needs no plan file;
+            # a comparison checker's run has none (they are the plan checker's)
+            "predictions": plan.predictions.model_dump(mode="json")
+            if run_id == freeze_id
+            else None,
         }
         _write_json(folder / "run.json", manifest)
         by_id = {p.pair_id: p for p in corpus.pairs}
