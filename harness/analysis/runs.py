@@ -36,7 +36,7 @@ class RunMeta(BaseModel):
     def comparison_run(self) -> bool:
         """A run of one of the plan's comparison checkers (its folder is
         `<freeze>.<checker>`): the plan's predictions are its own checker's, not this one's."""
-        return self.run != self.freeze_id
+        return self.run.startswith(f"{self.freeze_id}.")
 
 
 def load_run_meta(run_dir: Path) -> RunMeta:
