@@ -190,6 +190,16 @@ def test_open_world_escapes_and_causes() -> None:
     assert "| unreached | 0 | 0.000 | 2 |" in causes
 
 
+def test_recall_rows_show_counted_only_rate_and_unknown_share_beside_the_bounds() -> None:
+    meta, rows = load_run(FIXTURE)
+    md = render_markdown(
+        next(t for t in build_tables(rows, meta) if t.name == "closed_world_recall")
+    )
+    assert "| evidence bounds | P/(P+F) | U/N |" in md
+    # real M-PRECOND: P 1, F 1, U 2 (untestable + timeout) of n 4 → bounds [0.25, 0.75]
+    assert "| 0.250 | [0.046, 0.699] | [0.250, 0.750] | 0.500 | 0.500 |" in md
+
+
 def test_closed_world_misses_by_cause_per_operator_and_scope() -> None:
     meta, rows = load_run(FIXTURE)
     tables = {t.name: t for t in build_tables(rows, meta)}

@@ -46,14 +46,11 @@ class Side:
 
     @property
     def counted_only(self) -> float | None:
-        """P/(P+F): the rate among the pairs with a decided outcome."""
-        decided = self.counts.detected + self.counts.missed
-        return self.counts.detected / decided if decided else None
+        return self.counts.counted_only
 
     @property
     def unknown_share(self) -> float | None:
-        """U/N: the share of pairs whose outcome is undecided."""
-        return self.counts.undecided / self.counts.n if self.counts.n else None
+        return self.counts.unknown_share
 
     @property
     def range(self) -> Bounds:

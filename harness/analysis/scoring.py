@@ -89,6 +89,17 @@ class Counts:
     def evidence(self) -> Bounds:
         return evidence_bounds(self.detected, self.missed, self.undecided)
 
+    @property
+    def counted_only(self) -> float | None:
+        """P/(P+F): the rate among pairs with a decided outcome (undecided left out)."""
+        decided = self.detected + self.missed
+        return self.detected / decided if decided else None
+
+    @property
+    def unknown_share(self) -> float | None:
+        """U/N: the share of pairs whose outcome is undecided."""
+        return self.undecided / self.n if self.n else None
+
 
 def is_escape(row: LedgerRow) -> bool:
     """Live (differs from the original on the independent corpus) and missed."""

@@ -177,6 +177,8 @@ def _recall_rows_table(
         Column("recall", "recall", Kind.FLOAT, ""),
         Column("recall 95% CI (deff)", "recall_ci", Kind.INTERVAL, ""),
         Column("evidence bounds", "evidence", Kind.INTERVAL, "Evidence"),
+        Column("P/(P+F)", "counted_only", Kind.FLOAT, "CountedOnly"),
+        Column("U/N", "unknown_share", Kind.FLOAT, "UnknownShare"),
         Column("class-matched recall", "class_matched_recall", Kind.FLOAT, "ClassMatched"),
         Column("class-matched 95% CI (deff)", "class_matched_ci", Kind.INTERVAL, "ClassMatched"),
     )
@@ -198,6 +200,8 @@ def _recall_rows_table(
                     r.recall.value,
                     (r.recall.clustered.lo, r.recall.clustered.hi),
                     c.evidence,
+                    c.counted_only,
+                    c.unknown_share,
                     r.class_matched.value,
                     (r.class_matched.clustered.lo, r.class_matched.clustered.hi),
                 ),
@@ -218,7 +222,8 @@ def _recall_rows_table(
             "error = timeout + crash + compile_error; recall = detected / n (any class); "
             "class-matched counts only detections of the operator's own defect class.",
             DEFF_NOTE,
-            "Evidence bounds [P/n, (P+U)/n]: P detected, U undecided (untestable + error).",
+            "Evidence bounds [P/n, (P+U)/n]: P detected, U undecided (untestable + error); "
+            "beside them the counted-only rate P/(P+F) (F missed) and the Unknown share U/n.",
             "Scope toy = target toy_domain, real = every other target, pooled = both.",
         ),
         run_post_hoc=meta.post_hoc,
