@@ -2,7 +2,8 @@
 
 Exit codes: 0 done (for `check`: no tool VIOLATES), 1 `check` found a violation or
 `contracts validate` found only draft clauses (valid, but not counted), 2 bad input (one
-line per problem, naming file, field and fix).
+line per problem, naming file, field and fix), 3 `run --strict` / `report --strict`: a
+prediction of the plan failed (without --strict a failed prediction is a result: exit 0).
 """
 
 from __future__ import annotations
@@ -13,11 +14,15 @@ import sys
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 
 from harness.errors import USER_ERROR_EXIT, Problem, UserError
+
+if TYPE_CHECKING:
+    from harness.analysis.predictions import PredictionRow
 
 # Outside a terminal (CI logs, pipes) rich would fold tables to 80 columns.
 console = Console(highlight=False, emoji=False, width=None if sys.stdout.isatty() else 140)
@@ -196,6 +201,7 @@ def cmd_freeze(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from harness.analysis import load_run_meta, main_tables
+    from harness.analysis.predictions import score_predictions
     from harness.execution.executors import executor_for
     from harness.execution.progress import RunProgress
     from harness.execution.runner import execute
@@ -219,9 +225,31 @@ def cmd_run(args: argparse.Namespace) -> int:
         f"{result.run_dir}: {result.scored} pairs scored now, "
         f"{result.skipped} already in the ledger{label}"
     )
-    for table in main_tables(result.rows, load_run_meta(result.run_dir)):
+    meta = load_run_meta(result.run_dir)
+    for table in main_tables(result.rows, meta):
         console.print(table)
-    return 0
+    scored = [] if meta.comparison_run else score_predictions(result.rows, meta.predictions)
+    return _predictions_exit(scored, args.strict)
+
+
+def _predictions_exit(predictions: Sequence[PredictionRow], strict: bool) -> int:
+    """One line on the predictions; exit 3 under --strict when any failed."""
+    from harness.analysis.predictions import PREDICTION_FAILED_EXIT, failed
+
+    wrong = failed(predictions)
+    if not predictions:
+        console.print("predictions: none to score")
+        return 0
+    console.print(
+        f"predictions: {len(predictions)} scored, {len(wrong)} failed"
+        + (
+            ": " + ", ".join(f"{p.kind.value} {p.scope} {p.subject}" for p in wrong)
+            if wrong
+            else ""
+        ),
+        markup=False,
+    )
+    return PREDICTION_FAILED_EXIT if strict and wrong else 0
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
@@ -249,14 +277,21 @@ def cmd_report(args: argparse.Namespace) -> int:
         + (f"{result.figure.name}, " if result.figure else "")
         + f"{result.macros.name} and {result.mutation_report.name} under {result.out_dir}"
     )
-    return 0
+    return _predictions_exit(result.predictions, args.strict)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from harness.analysis import compare, comparison_table
-    from harness.analysis.render import to_rich
+    from harness.analysis.render import render_csv, render_latex, render_markdown, to_rich
 
-    console.print(to_rich(comparison_table(compare(Path(args.run_a), Path(args.run_b)))))
+    table = comparison_table(compare(Path(args.run_a), Path(args.run_b)))
+    if args.format == "rich":
+        # 18 columns: outside a terminal, 140 would fold every name (use --format md there)
+        wide = console if sys.stdout.isatty() else Console(highlight=False, emoji=False, width=240)
+        wide.print(to_rich(table))
+    else:
+        render = {"md": render_markdown, "csv": render_csv, "tex": render_latex}[args.format]
+        sys.stdout.write(render(table))
     return 0
 
 
@@ -298,6 +333,12 @@ def cmd_new_contract(args: argparse.Namespace) -> int:
         markup=False,
     )
     return 0
+
+
+STRICT_HELP = (
+    "exit 3 when a prediction of the plan failed (without it a failed prediction is "
+    "reported and the exit code is 0)"
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -379,6 +420,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="run a checker of the plan's comparison_checkers instead of its checker, into "
         "results/PLAN/<freeze>.<checker>/ (any other checker only with --post-hoc)",
     )
+    run.add_argument("--strict", action="store_true", help=STRICT_HELP)
     run.set_defaults(func=cmd_run)
 
     publish_cmd = sub.add_parser("publish", help="copy a finished run into results/reference/")
@@ -406,13 +448,22 @@ def build_parser() -> argparse.ArgumentParser:
     report_cmd = sub.add_parser("report", help="re-derive every table of a run from its ledger")
     report_cmd.add_argument("run_dir")
     report_cmd.add_argument("--out", help="folder for tables/, plot, macros (default: RUN_DIR)")
+    report_cmd.add_argument("--strict", action="store_true", help=STRICT_HELP)
     report_cmd.set_defaults(func=cmd_report)
 
     compare_cmd = sub.add_parser(
-        "compare", help="two runs per operator; claims only where the bounds separate"
+        "compare",
+        help="two runs per operator: a support claim (evidence bounds) and a "
+        "sampling-robust claim (Wilson-widened), each only where its ranges separate",
     )
     compare_cmd.add_argument("run_a")
     compare_cmd.add_argument("run_b")
+    compare_cmd.add_argument(
+        "--format",
+        choices=("rich", "md", "csv", "tex"),
+        default="rich",
+        help="a terminal table (default), or the table as Markdown, CSV or LaTeX on stdout",
+    )
     compare_cmd.set_defaults(func=cmd_compare)
 
     new_adapter = sub.add_parser(

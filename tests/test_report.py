@@ -142,13 +142,16 @@ def test_every_table_names_its_freeze_in_every_format() -> None:
     tables = build_tables(rows, meta)
     assert [t.name for t in tables] == [
         "closed_world_recall",
-        "control_precision",
+        "closed_world_miss_causes",
+        "control_specificity",
+        "flag_precision",
         "negative_controls",
         "open_world_escapes",
         "open_world_miss_causes",
         "grader_arm",
         "grader_tasks_by_tool",
         "per_tool",
+        "predictions",
     ]
     for table in tables:
         assert meta.freeze_id in render_markdown(table).splitlines()[0]
@@ -158,11 +161,12 @@ def test_every_table_names_its_freeze_in_every_format() -> None:
         assert "POST HOC" not in render_markdown(table)
 
 
-def test_precision_counts_a_flagged_control_as_false_positive() -> None:
+def test_specificity_counts_a_flagged_control_as_false_positive() -> None:
     meta, rows = load_run(FIXTURE)
-    table = next(t for t in build_tables(rows, meta) if t.name == "control_precision")
+    table = next(t for t in build_tables(rows, meta) if t.name == "control_specificity")
     md = render_markdown(table)
-    # C-REORDER: 4 controls, one detected (flagged) → precision 3/4, FP rate 1/4, both shown
+    assert "| specificity | specificity 95% CI |" in md and "precision" not in md.split("\n")[2]
+    # C-REORDER: 4 controls, one detected (flagged) → specificity 3/4, FP rate 1/4
     assert "| controls | C-REORDER | 4 | 3 | 1 | 0 | 0 | 0.750 | [0.301, 0.954] | 0.250 |" in md
 
 
@@ -184,6 +188,27 @@ def test_open_world_escapes_and_causes() -> None:
     causes = render_markdown(tables["open_world_miss_causes"])
     assert "| no_clause | 2 | 0.400 | 2 |" in causes
     assert "| unreached | 0 | 0.000 | 2 |" in causes
+
+
+def test_recall_rows_show_counted_only_rate_and_unknown_share_beside_the_bounds() -> None:
+    meta, rows = load_run(FIXTURE)
+    md = render_markdown(
+        next(t for t in build_tables(rows, meta) if t.name == "closed_world_recall")
+    )
+    assert "| evidence bounds | P/(P+F) | U/N |" in md
+    # real M-PRECOND: P 1, F 1, U 2 (untestable + timeout) of n 4 → bounds [0.25, 0.75]
+    assert "| 0.250 | [0.046, 0.699] | [0.250, 0.750] | 0.500 | 0.500 |" in md
+
+
+def test_closed_world_misses_by_cause_per_operator_and_scope() -> None:
+    meta, rows = load_run(FIXTURE)
+    tables = {t.name: t for t in build_tables(rows, meta)}
+    md = render_markdown(tables["closed_world_miss_causes"])
+    assert "| missed | no_clause | probe_unrevealing | unreached | checker_crash |" in md
+    # toy M-RESET: 2 misses (one unreached, one probe_unrevealing); crash and compile_error
+    # pairs are undecided, not misses
+    assert "| toy | M-RESET | 2 | 0 | 1 | 1 | 0 |" in md
+    assert "| pooled | all | 8 | 4 | 2 | 2 | 0 |" in md
 
 
 def test_post_hoc_run_is_labelled_everywhere(tmp_path) -> None:
@@ -209,8 +234,8 @@ def test_post_hoc_rows_mark_their_table_and_themselves(tmp_path) -> None:
     assert recall.startswith("### POST HOC: Closed-world recall")
     assert "| toy (post hoc) | M-RESET |" in recall
     assert "| toy | M-PHANTOM |" in recall
-    precision = (result.out_dir / "tables" / "control_precision.md").read_text()
-    assert "POST HOC" not in precision
+    specificity = (result.out_dir / "tables" / "control_specificity.md").read_text()
+    assert "POST HOC" not in specificity
 
 
 # --- grader arm ---------------------------------------------------------------------------
@@ -426,8 +451,8 @@ def test_macro_names_are_valid_and_unique(example_report) -> None:
         "RecallMPhantomLB",
         "RecallRealMPhantomLB",
         "RecallToyMResetN",
-        "PrecisionAllLB",
-        "PrecisionControlsCReorderFPRateUB",
+        "SpecificityAllLB",
+        "SpecificityControlsCReorderFPRateUB",
         "EscapeAllLB",
         "EscapeCRcoreFamilyPlainLB",
         "EscapeCauseNoClauseEscapes",
@@ -471,7 +496,9 @@ def test_forest_plot_is_a_readable_png(example_report) -> None:
 def test_main_tables_render_with_rich() -> None:
     meta, rows = load_run(FIXTURE)
     tables = main_tables(rows, meta)
-    assert len(tables) == 5  # the grader arm too: the run has grader data
+    # the grader arm too (the run has grader data), flag precision, and predictions last
+    assert len(tables) == 7
+    assert str(tables[-1].title).startswith("Predictions of the plan")
     console = Console(record=True, width=250)
     for table in tables:
         console.print(table)
@@ -480,10 +507,10 @@ def test_main_tables_render_with_rich() -> None:
     assert "Grader arm" in text and "[0.283, 0.851]" in text
 
 
-def test_main_tables_without_grader_data_are_the_four() -> None:
+def test_main_tables_without_grader_data_are_the_six() -> None:
     meta, rows = load_run(FIXTURE)
     titles = [str(t.title) for t in main_tables(_without_grader_target(rows), meta)]
-    assert len(titles) == 4 and not any("Grader" in title for title in titles)
+    assert len(titles) == 6 and not any("Grader" in title for title in titles)
 
 
 # --- mutation-testing-elements report -----------------------------------------------------
@@ -643,32 +670,53 @@ def _compare(tmp_path: Path, changed_a: int, changed_b: int, total: int):
 
 def test_compare_claims_a_direction_where_the_bounds_separate(tmp_path) -> None:
     result = _compare(tmp_path, changed_a=28, changed_b=3, total=30)
-    assert result.claim("closed_world", "M-RESET") == "A>B"
-    assert result.claim("closed_world", "M-PHANTOM") == "?"
-    assert result.claim("closed_world", "M-PRECOND") == "?"
-    flipped = compare(tmp_path / "b", tmp_path / "a")
-    assert flipped.claim("closed_world", "M-RESET") == "B>A"
+    reset = result.row("closed_world", "M-RESET")
+    assert (reset.support, reset.robust) == ("A>B", "A>B")
+    for operator in ("M-PHANTOM", "M-PRECOND"):  # the same pairs in both runs
+        row = result.row("closed_world", operator)
+        assert (row.support, row.robust) == ("?", "?")
+    flipped = compare(tmp_path / "b", tmp_path / "a").row("closed_world", "M-RESET")
+    assert (flipped.support, flipped.robust) == ("B>A", "B>A")
     md = render_markdown(comparison_table(result))
     assert "A 0f1e2d3c4b5a6978, B 0f1e2d3c4b5a6978" in md.splitlines()[0]
-    assert "| closed_world | M-RESET | 30 | 28 |" in md and "| A>B |" in md
+    assert "| closed_world | M-RESET | 30 | 28 |" in md and "| A>B | A>B |" in md
+    assert "support claim (evidence bounds) | sampling-robust claim (Wilson-widened) |" in md
 
 
-def test_compare_says_nothing_where_the_bounds_overlap(tmp_path) -> None:
-    # 7 of 12 against 5 of 12: the point estimates differ, the intervals overlap.
+def test_support_rule_decides_where_only_sampling_could_explain_the_gap(tmp_path) -> None:
+    """7 of 12 against 5 of 12, nothing undecided: the evidence bounds are points and
+    separate (support A>B); the Wilson-widened ranges overlap (sampling-robust ?)."""
     result = _compare(tmp_path, changed_a=7, changed_b=5, total=12)
-    assert {row.claim for row in result.rows} == {"?"}
-    row = next(r for r in result.rows if r.operator == "M-RESET")
+    row = result.row("closed_world", "M-RESET")
     assert row.a is not None and row.b is not None
-    assert row.a.counts.detected == 7 and row.b.counts.detected == 5
+    assert row.a.counts.evidence == (7 / 12, 7 / 12) and row.b.counts.evidence == (5 / 12, 5 / 12)
+    assert (row.support, row.robust) == ("A>B", "?")
+    assert result.decided() == (2, 0)  # M-RESET and the closed_world `all` row
 
 
-def test_compare_needs_sampling_and_evidence_to_separate(tmp_path) -> None:
-    """Evidence bounds alone separate (no undecided pairs) but Wilson intervals overlap."""
-    result = _compare(tmp_path, changed_a=9, changed_b=6, total=12)
-    row = next(r for r in result.rows if r.operator == "M-RESET")
+def _undecided(operator: str, detected: int, untestable: int, tools: int) -> list[LedgerRow]:
+    rows = _pairs(operator, detected, detected + untestable, tools)
+    return [
+        r
+        if r.status is PairStatus.DETECTED
+        else r.model_copy(update={"status": PairStatus.UNTESTABLE, "miss_cause": None})
+        for r in rows
+    ]
+
+
+def test_support_rule_says_nothing_where_undecided_pairs_bridge_the_gap(tmp_path) -> None:
+    # A: 5 detected, 7 untestable → [0.417, 1.0]; B: 8 of 12 → [0.667, 0.667]; they overlap
+    run_a, run_b = tmp_path / "a", tmp_path / "b"
+    _write_run(run_a, _undecided("M-RESET", 5, 7, 4), run="A")
+    _write_run(run_b, _pairs("M-RESET", 8, 12, 4), run="B")
+    row = compare(run_a, run_b).row("closed_world", "M-RESET")
     assert row.a is not None and row.b is not None
-    assert row.a.counts.evidence[0] > row.b.counts.evidence[1]
-    assert row.claim == "?"
+    assert (row.support, row.robust) == ("?", "?")
+    assert row.a.counted_only == 1.0 and row.a.unknown_share == 7 / 12
+    assert row.b.counted_only == 8 / 12 and row.b.unknown_share == 0.0
+    md = render_markdown(comparison_table(compare(run_a, run_b)))
+    # n, detected, rate, P/(P+F), U/N, evidence of A
+    assert "| closed_world | M-RESET | 12 | 5 | 0.417 | 1.000 | 0.583 | [0.417, 1.000] |" in md
 
 
 def test_rows_of_another_freeze_are_noted(tmp_path) -> None:

@@ -381,6 +381,12 @@ def test_report_and_compare_from_the_command_line(tmp_path):
     # the same run twice: no operator may carry a directional claim
     assert "M-PRECOND" in compared.stdout
     assert not re.search(r"│\s*(A>B|B>A)\s*│", compared.stdout)
+    as_md = harness("compare", str(run), str(reference), "--format", "md", cwd=root)
+    assert as_md.returncode == 0, as_md.stderr
+    header = as_md.stdout.splitlines()[2]
+    assert "| support claim (evidence bounds) | sampling-robust claim (Wilson-widened) |" in header
+    assert "| A P/(P+F) | A U/N |" in header
+    assert "support claims on 0 of" in as_md.stdout
 
 
 def test_plan_schema_is_exported(tmp_path):

@@ -1,11 +1,15 @@
-"""Two runs side by side per (arm, operator): detection rate, evidence bounds and Wilson
-intervals, and a directional claim only where the two runs' ranges separate.
+"""Two runs side by side per (arm, operator): detection rate, counted-only rate, Unknown
+share, evidence bounds and Wilson intervals, and two directional claims, never merged.
 
-A run's range is [Wilson lower end of P/n, Wilson upper end of (P+U)/n] (both with the
-design effect over tools): it holds the evidence bounds and the sampling interval, so a
-claim needs both the undecided pairs and chance to be unable to explain the difference.
-Works for two freezes of one checker or two checkers on one plan. For control arms the rate
-is the false-positive rate: higher is worse.
+- support (the design's rule, DESIGN.md Statistics): on the evidence bounds
+  [P/N, (P+U)/N], A ≻ B only if LB_A > UB_B, B ≻ A only if LB_B > UB_A, else "?". A claim
+  the undecided pairs cannot explain away; not a significance test.
+- sampling-robust: the same rule on the Wilson-widened range [Wilson lower end of P/N,
+  Wilson upper end of (P+U)/N] (design effect over tools): chance cannot explain it either.
+  Every sampling-robust claim is a support claim; not the other way round.
+Counted-only rate = P/(P+F) (the undecided pairs left out); Unknown share = U/N. Works for
+two freezes of one checker or two checkers on one plan. For control arms the rate is the
+false-positive rate: higher is worse.
 """
 
 from __future__ import annotations
@@ -41,7 +45,16 @@ class Side:
         return self.counts.detected / self.counts.n if self.counts.n else None
 
     @property
+    def counted_only(self) -> float | None:
+        return self.counts.counted_only
+
+    @property
+    def unknown_share(self) -> float | None:
+        return self.counts.unknown_share
+
+    @property
     def range(self) -> Bounds:
+        """The Wilson-widened range: [Wilson lower of P/N, Wilson upper of (P+U)/N]."""
         return (self.interval.lo, self.upper.hi)
 
 
@@ -61,7 +74,8 @@ class ComparisonRow:
     operator: str
     a: Side | None
     b: Side | None
-    claim: Claim
+    support: Claim  # on the evidence bounds
+    robust: Claim  # on the Wilson-widened ranges
 
 
 @dataclass(frozen=True)
@@ -70,11 +84,18 @@ class ComparisonResult:
     b: RunMeta
     rows: tuple[ComparisonRow, ...]
 
-    def claim(self, arm: str, operator: str) -> Claim:
+    def row(self, arm: str, operator: str) -> ComparisonRow:
         for row in self.rows:
             if (row.arm, row.operator) == (arm, operator):
-                return row.claim
+                return row
         raise KeyError((arm, operator))
+
+    def decided(self) -> tuple[int, int]:
+        """(rows with a support claim, rows with a sampling-robust claim)."""
+        return (
+            sum(1 for r in self.rows if r.support != "?"),
+            sum(1 for r in self.rows if r.robust != "?"),
+        )
 
 
 def _groups(rows: Sequence[LedgerRow]) -> dict[tuple[str, str], list[LedgerRow]]:
@@ -97,10 +118,12 @@ def compare_rows(
     for key in sorted(set(groups_a) | set(groups_b), key=_order):
         a = side(groups_a[key]) if key in groups_a else None
         b = side(groups_b[key]) if key in groups_b else None
-        claim: Claim = "?"
+        support: Claim = "?"
+        robust: Claim = "?"
         if a is not None and b is not None and a.counts.n and b.counts.n:
-            claim = compare_bounds(a.range, b.range)
-        out.append(ComparisonRow(key[0], key[1], a, b, claim))
+            support = compare_bounds(a.counts.evidence, b.counts.evidence)
+            robust = compare_bounds(a.range, b.range)
+        out.append(ComparisonRow(key[0], key[1], a, b, support, robust))
     return ComparisonResult(meta_a, meta_b, tuple(out))
 
 
@@ -127,23 +150,37 @@ def comparison_table(result: ComparisonResult) -> Table:
             Column(f"{name} n", f"{low}_n", Kind.INT),
             Column(f"{name} detected", f"{low}_detected", Kind.INT),
             Column(f"{name} rate", f"{low}_rate", Kind.FLOAT),
+            Column(f"{name} P/(P+F)", f"{low}_counted_only", Kind.FLOAT),
+            Column(f"{name} U/N", f"{low}_unknown_share", Kind.FLOAT),
             Column(f"{name} evidence", f"{low}_evidence", Kind.INTERVAL),
             Column(f"{name} 95% CI (deff)", f"{low}_ci", Kind.INTERVAL),
         ]
-    columns.append(Column("claim", "claim", Kind.TEXT))
+    columns.append(Column("support claim (evidence bounds)", "support_claim", Kind.TEXT))
+    columns.append(
+        Column("sampling-robust claim (Wilson-widened)", "sampling_robust_claim", Kind.TEXT)
+    )
     arms = sorted({r.arm for r in result.rows})
     rows = []
     for r in result.rows:
         cells: list[int | float | str | tuple[float, float] | None] = [r.arm, r.operator]
         for s in (r.a, r.b):
             if s is None:
-                cells += [None] * 5
+                cells += [None] * 7
             else:
                 ci = (s.interval.lo, s.interval.hi)
-                cells += [s.counts.n, s.counts.detected, s.rate, s.counts.evidence, ci]
-        cells.append(r.claim)
+                cells += [
+                    s.counts.n,
+                    s.counts.detected,
+                    s.rate,
+                    s.counted_only,
+                    s.unknown_share,
+                    s.counts.evidence,
+                    ci,
+                ]
+        cells += [r.support, r.robust]
         post_hoc = any(s is not None and s.counts.post_hoc for s in (r.a, r.b))
         rows.append(Row(tuple(cells), post_hoc=post_hoc, section=arms.index(r.arm)))
+    decided = result.decided()
     return Table(
         "comparison",
         f"Comparison of A = {_label(result.a)} and B = {_label(result.b)}",
@@ -151,10 +188,17 @@ def comparison_table(result: ComparisonResult) -> Table:
         tuple(columns),
         tuple(rows),
         notes=(
-            "rate = detected / n (for control arms: the false-positive rate, lower is better).",
-            "claim A>B only if A's Wilson lower end of P/n exceeds B's Wilson upper end of "
-            "(P+U)/n (design effect over tools, so the evidence bounds separate too); "
-            "? otherwise.",
+            "rate = detected / n (for control arms: the false-positive rate, lower is better); "
+            "P/(P+F) = counted-only rate (undecided pairs left out); U/N = Unknown share "
+            "(untestable, timeout, crash, compile_error).",
+            "support claim: A>B only if A's lower evidence bound P/N exceeds B's upper "
+            "evidence bound (P+U)/N, B>A the other way, ? otherwise: the undecided pairs "
+            "cannot explain the difference away (a support rule, not a significance test).",
+            "sampling-robust claim: the same rule on the Wilson-widened ranges [Wilson lower "
+            "end of P/N, Wilson upper end of (P+U)/N] (design effect over tools): chance "
+            "cannot explain it either.",
+            f"support claims on {decided[0]} of {len(rows)} rows, sampling-robust claims on "
+            f"{decided[1]}.",
         ),
         run_post_hoc=result.a.post_hoc or result.b.post_hoc,
     )

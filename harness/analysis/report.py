@@ -6,6 +6,8 @@ run.json; writes, under the output folder:
                                 pair has a grader verdict)
   recall-forest.png             per-operator closed-world recall intervals
   macros.tex                    one \\newcommand per number (scheme: harness.analysis.macros)
+  (tables/predictions.*)        every prediction of the plan scored (run.json's copy, or
+                                the plan file the run's freeze hashed)
   mutation-report.json          Stryker's mutation-testing-elements schema
 
 Re-running on the same ledger gives byte-identical files.
@@ -24,6 +26,7 @@ from rich.table import Table as RichTable
 
 from harness.analysis.macros import render_macros
 from harness.analysis.mutation_report import mutation_report
+from harness.analysis.predictions import PredictionRow, score_predictions
 from harness.analysis.render import (
     latex_escape,
     number,
@@ -32,7 +35,7 @@ from harness.analysis.render import (
     render_markdown,
     to_rich,
 )
-from harness.analysis.runs import RunMeta, load_corpus_for, load_run
+from harness.analysis.runs import RunMeta, load_corpus_for, load_run, with_frozen_predictions
 from harness.analysis.scoring import Scope, closed_world_recall, with_grader
 from harness.analysis.tables import Table, build_tables
 from harness.execution.ledger import LedgerRow
@@ -44,10 +47,12 @@ MUTATION_REPORT = "mutation-report.json"
 MAIN_TABLES = (
     "closed_world_recall",
     "closed_world_axes",  # only when the run has observation-clause operators
-    "control_precision",
+    "control_specificity",
+    "flag_precision",
     "negative_controls",
     "open_world_escapes",
     "grader_arm",  # only when the run has grader data
+    "predictions",  # last: every prediction of the plan, scored
 )
 NO_GRADER_NOTE = (
     "no closed- or open-world pair has a grader verdict (grader_caught): no grader tables"
@@ -63,6 +68,7 @@ class ReportResult:
     macros: Path
     mutation_report: Path
     notes: tuple[str, ...]  # what the report could not do, for the CLI to print
+    predictions: tuple[PredictionRow, ...] = ()
 
 
 def main_tables(rows: Sequence[LedgerRow], run: RunMeta) -> list[RichTable]:
@@ -119,9 +125,14 @@ def _installed_source(target: str, file: str) -> str:
 
 def report(run_dir: Path, out_dir: Path | None = None) -> ReportResult:
     run, rows = load_run(run_dir)
+    run, why = with_frozen_predictions(run_dir, run)
     out_dir = out_dir or run_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     notes: list[str] = []
+    if why and run.comparison_run:
+        notes.append(f"no predictions scored: {why}")
+    elif why:
+        notes.append(f"the plan's predictions are unknown ({why}): only negative controls scored")
     tables = build_tables(rows, run)
     table_paths = write_tables(tables, out_dir / TABLES_DIR)
     if not with_grader(rows):
@@ -157,4 +168,12 @@ def report(run_dir: Path, out_dir: Path | None = None) -> ReportResult:
     mutation_json = out_dir / MUTATION_REPORT
     payload = stryker.model_dump(mode="json", exclude_none=True)
     _write(mutation_json, json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
-    return ReportResult(out_dir, tuple(table_paths), figure, macros, mutation_json, tuple(notes))
+    return ReportResult(
+        out_dir,
+        tuple(table_paths),
+        figure,
+        macros,
+        mutation_json,
+        tuple(notes),
+        () if run.comparison_run else tuple(score_predictions(rows, run.predictions)),
+    )

@@ -3,6 +3,7 @@ the drawn corpus its pairs came from."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from harness.errors import Problem, UserError
 from harness.execution.draw import Corpus
 from harness.execution.ledger import LedgerRow
+from harness.execution.plan import Predictions
 
 LEDGER = "ledger.jsonl"
 RUN_MANIFEST = "run.json"
@@ -25,6 +27,16 @@ class RunMeta(BaseModel):
     freeze_id: str
     post_hoc: bool = False
     checker: str | None = None
+    # The plan's predictions as the run saw them (runs before they were recorded: None,
+    # and `harness report` looks for the frozen plan instead).
+    predictions: Predictions | None = None
+    predictions_source: str = "recorded in run.json at run time"
+
+    @property
+    def comparison_run(self) -> bool:
+        """A run of one of the plan's comparison checkers (its folder is
+        `<freeze>.<checker>`): the plan's predictions are its own checker's, not this one's."""
+        return self.run.startswith(f"{self.freeze_id}.")
 
 
 def load_run_meta(run_dir: Path) -> RunMeta:
@@ -73,9 +85,9 @@ def load_run(run_dir: Path) -> tuple[RunMeta, list[LedgerRow]]:
     return load_run_meta(run_dir), load_rows(run_dir)
 
 
-def corpus_path(run_dir: Path, plan: str) -> Path | None:
-    """`<root>/mutants/<plan>/manifest.json` for a run at `<root>/results/<plan>/<run>` (or a
-    published one at `<root>/results/reference/<plan>/<run>`); None if not laid out so."""
+def project_of(run_dir: Path, plan: str) -> Path | None:
+    """`<root>` for a run at `<root>/results/<plan>/<run>` (or a published one at
+    `<root>/results/reference/<plan>/<run>`); None if not laid out so."""
     folder = run_dir.resolve().parent
     if folder.name != plan:
         return None
@@ -84,7 +96,50 @@ def corpus_path(run_dir: Path, plan: str) -> Path | None:
         results = results.parent
     if results.name != "results":
         return None
-    return results.parent / "mutants" / plan / "manifest.json"
+    return results.parent
+
+
+def corpus_path(run_dir: Path, plan: str) -> Path | None:
+    """`<root>/mutants/<plan>/manifest.json` of the run's project; None if unknown."""
+    root = project_of(run_dir, plan)
+    return None if root is None else root / "mutants" / plan / "manifest.json"
+
+
+def with_frozen_predictions(run_dir: Path, meta: RunMeta) -> tuple[RunMeta, str]:
+    """A run whose run.json records no predictions (runs before they were recorded) gets
+    those of `<root>/plans/<plan>.yaml`, but only when that file is the one the run's
+    freeze hashed: the committed freeze record has the run's freeze id and the plan's
+    SHA-256. Otherwise the run is returned as it is, with why not. A comparison checker's
+    run is always returned with why: the plan's predictions are not its checker's."""
+    if meta.comparison_run:
+        return meta, f"they are the plan checker's; this run is of {meta.checker or meta.run}"
+    if meta.predictions is not None:
+        return meta, ""
+    root = project_of(run_dir, meta.plan)
+    if root is None:
+        return meta, f"{run_dir} is not under <root>/results/{meta.plan}/, so its plan is unknown"
+    plan_path = root / "plans" / f"{meta.plan}.yaml"
+    record_path = root / "plans" / f"{meta.plan}.freeze.json"
+    try:
+        record = json.loads(record_path.read_text(encoding="utf-8"))
+        frozen = record["hashes"]["plan"][f"plans/{meta.plan}.yaml"]
+        recorded = record["freeze_id"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return meta, f"no readable freeze record at {record_path}"
+    if recorded != meta.freeze_id:
+        return meta, f"{record_path} is freeze {recorded}, not the run's {meta.freeze_id}"
+    if not plan_path.is_file():
+        return meta, f"no plan at {plan_path}"
+    if hashlib.sha256(plan_path.read_bytes()).hexdigest() != frozen:
+        return meta, f"{plan_path} differs from the plan freeze {recorded} hashed"
+    from harness.execution.plan import load_plan
+
+    try:
+        predictions = load_plan(plan_path).predictions
+    except UserError as exc:
+        return meta, f"{plan_path} does not load ({exc.problems[0].line()})"
+    source = f"plans/{meta.plan}.yaml, the file freeze {recorded} hashed (run.json has none)"
+    return meta.model_copy(update={"predictions": predictions, "predictions_source": source}), ""
 
 
 def load_corpus_for(run_dir: Path, plan: str) -> tuple[Corpus | None, str]:

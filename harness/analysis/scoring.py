@@ -89,6 +89,17 @@ class Counts:
     def evidence(self) -> Bounds:
         return evidence_bounds(self.detected, self.missed, self.undecided)
 
+    @property
+    def counted_only(self) -> float | None:
+        """P/(P+F): the rate among pairs with a decided outcome (undecided left out)."""
+        decided = self.detected + self.missed
+        return self.detected / decided if decided else None
+
+    @property
+    def unknown_share(self) -> float | None:
+        """U/N: the share of pairs whose outcome is undecided."""
+        return self.undecided / self.n if self.n else None
+
 
 def is_escape(row: LedgerRow) -> bool:
     """Live (differs from the original on the independent corpus) and missed."""
@@ -232,27 +243,28 @@ def observation_axis_recall(rows: Iterable[LedgerRow]) -> list[RecallRow]:
 
 
 @dataclass(frozen=True)
-class PrecisionRow:
-    """Controls are not defects: a control flagged (detected) is a false positive."""
+class SpecificityRow:
+    """Controls are not defects: a control flagged (detected) is a false positive. The
+    unflagged share is the specificity, the flagged share the false-positive rate."""
 
     arm: str
     operator: str
     counts: Counts
-    precision: Rate  # not flagged / n
+    specificity: Rate  # not flagged / n
     false_positive: Rate  # flagged / n
 
 
-def _precision_row(arm: str, operator: str, rows: list[LedgerRow]) -> PrecisionRow:
+def _specificity_row(arm: str, operator: str, rows: list[LedgerRow]) -> SpecificityRow:
     denominator = scored(rows)
-    return PrecisionRow(
+    return SpecificityRow(
         arm, operator, count(rows), rate(denominator, not_flagged), rate(denominator, detected)
     )
 
 
-def control_precision(rows: Iterable[LedgerRow]) -> list[PrecisionRow]:
+def control_specificity(rows: Iterable[LedgerRow]) -> list[SpecificityRow]:
     """Per control arm: each operator, then all; then both arms pooled."""
     rows = list(rows)
-    out: list[PrecisionRow] = []
+    out: list[SpecificityRow] = []
     pooled: list[LedgerRow] = []
     for kind in (ArmKind.CONTROLS, ArmKind.NEGATIVE_CONTROLS):
         members = of_kind(rows, kind)
@@ -260,10 +272,70 @@ def control_precision(rows: Iterable[LedgerRow]) -> list[PrecisionRow]:
             continue
         pooled += members
         for operator, group in by_operator(members).items():
-            out.append(_precision_row(kind.value, operator, group))
-        out.append(_precision_row(kind.value, ALL, members))
+            out.append(_specificity_row(kind.value, operator, group))
+        out.append(_specificity_row(kind.value, ALL, members))
     if pooled:
-        out.append(_precision_row(ALL, ALL, pooled))
+        out.append(_specificity_row(ALL, ALL, pooled))
+    return out
+
+
+# --- flag precision -----------------------------------------------------------------------
+
+
+def correct_flag(row: LedgerRow) -> bool:
+    """A flag (detected) is correct on a mutant, and on a negative control only when the
+    plan predicted it to VIOLATE; on a control, or a negative control predicted to CONFORM
+    (or to be UNTESTABLE), it is a false flag."""
+    kind = arm_kind(row)
+    if kind is ArmKind.CONTROLS:
+        return False
+    if kind is ArmKind.NEGATIVE_CONTROLS:
+        return row.predicted is Verdict.VIOLATES
+    return True
+
+
+@dataclass(frozen=True)
+class FlagPrecisionRow:
+    """Precision over flags: correct flags / all flags (DESIGN.md, Statistics)."""
+
+    scope: Scope
+    on_mutants: int  # flags on closed- and open-world pairs
+    on_controls: int
+    on_negative_controls: int
+    precision: Rate  # correct flags / flags, clusters = tools
+    post_hoc: bool
+
+    @property
+    def flags(self) -> int:
+        return self.precision.n
+
+    @property
+    def false_flags(self) -> int:
+        return self.precision.n - self.precision.x
+
+
+def _flag_row(scope: Scope, flags: list[LedgerRow]) -> FlagPrecisionRow:
+    kinds = Counter(arm_kind(r) for r in flags)
+    return FlagPrecisionRow(
+        scope,
+        kinds[ArmKind.CLOSED_WORLD] + kinds[ArmKind.OPEN_WORLD],
+        kinds[ArmKind.CONTROLS],
+        kinds[ArmKind.NEGATIVE_CONTROLS],
+        rate(flags, correct_flag),
+        any(r.post_hoc for r in flags),
+    )
+
+
+def flag_precision(rows: Iterable[LedgerRow]) -> list[FlagPrecisionRow]:
+    """Per scope (real, toy — when they have flags — then pooled) over every flagged pair."""
+    flags = [r for r in rows if r.status is PairStatus.DETECTED]
+    if not flags:
+        return []
+    out = []
+    for scope in Scope:
+        members = flags if scope is Scope.POOLED else [r for r in flags if scope_of(r) is scope]
+        if members:
+            out.append(_flag_row(scope, members))
     return out
 
 
@@ -369,6 +441,50 @@ def escape_causes(rows: Iterable[LedgerRow]) -> list[MissCauseRow]:
         MissCauseRow(name, escaped[name], cause[name], escaped[name] / total if total else None)
         for name in names
     ]
+
+
+@dataclass(frozen=True)
+class CauseCountRow:
+    """A closed-world (scope, operator)'s misses split by cause, every cause counted."""
+
+    scope: Scope
+    operator: str
+    misses: int
+    causes: tuple[tuple[str, int], ...]  # (cause, misses), in DESIGN.md's order
+    post_hoc: bool
+
+    def of(self, cause: str) -> int:
+        return dict(self.causes).get(cause, 0)
+
+
+def _cause_count_row(scope: Scope, operator: str, rows: list[LedgerRow]) -> CauseCountRow:
+    misses = [r for r in rows if r.status is PairStatus.MISSED]
+    found = Counter(r.miss_cause.value if r.miss_cause else UNKNOWN_CAUSE for r in misses)
+    names = [c.value for c in MissCause] + [UNKNOWN_CAUSE]
+    return CauseCountRow(
+        scope,
+        operator,
+        len(misses),
+        tuple((name, found[name]) for name in names),
+        any(r.post_hoc for r in rows),
+    )
+
+
+def closed_world_miss_causes(rows: Iterable[LedgerRow]) -> list[CauseCountRow]:
+    """Per scope (real, toy, pooled, as in `closed_world_recall`): each operator, then all.
+    Empty when the closed-world arm has no miss."""
+    arm = of_kind(rows, ArmKind.CLOSED_WORLD)
+    if not any(r.status is PairStatus.MISSED for r in arm):
+        return []
+    out: list[CauseCountRow] = []
+    for scope in Scope:
+        members = arm if scope is Scope.POOLED else [r for r in arm if scope_of(r) is scope]
+        if not members:
+            continue
+        for operator, group in by_operator(members).items():
+            out.append(_cause_count_row(scope, operator, group))
+        out.append(_cause_count_row(scope, ALL, members))
+    return out
 
 
 # --- per tool -----------------------------------------------------------------------------

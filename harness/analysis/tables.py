@@ -8,21 +8,27 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from harness.analysis.macros import macro_word
+from harness.analysis.predictions import Outcome, PredictionKind, PredictionRow, score_predictions
 from harness.analysis.runs import RunMeta
 from harness.analysis.scoring import (
     ALL,
+    UNKNOWN_CAUSE,
+    CauseCountRow,
     EscapeRow,
+    FlagPrecisionRow,
     GraderRow,
     GraderToolRow,
     MissCauseRow,
     NegativeControlRow,
-    PrecisionRow,
     RecallRow,
     Scope,
+    SpecificityRow,
     ToolRow,
+    closed_world_miss_causes,
     closed_world_recall,
-    control_precision,
+    control_specificity,
     escape_causes,
+    flag_precision,
     grader_arm,
     grader_tasks_by_tool,
     negative_controls,
@@ -30,7 +36,7 @@ from harness.analysis.scoring import (
     open_world_escapes,
     per_tool,
 )
-from harness.execution.ledger import LedgerRow
+from harness.execution.ledger import LedgerRow, MissCause
 
 Interval = tuple[float, float]
 Cell = int | float | str | Interval | None
@@ -171,6 +177,8 @@ def _recall_rows_table(
         Column("recall", "recall", Kind.FLOAT, ""),
         Column("recall 95% CI (deff)", "recall_ci", Kind.INTERVAL, ""),
         Column("evidence bounds", "evidence", Kind.INTERVAL, "Evidence"),
+        Column("P/(P+F)", "counted_only", Kind.FLOAT, "CountedOnly"),
+        Column("U/N", "unknown_share", Kind.FLOAT, "UnknownShare"),
         Column("class-matched recall", "class_matched_recall", Kind.FLOAT, "ClassMatched"),
         Column("class-matched 95% CI (deff)", "class_matched_ci", Kind.INTERVAL, "ClassMatched"),
     )
@@ -192,6 +200,8 @@ def _recall_rows_table(
                     r.recall.value,
                     (r.recall.clustered.lo, r.recall.clustered.hi),
                     c.evidence,
+                    c.counted_only,
+                    c.unknown_share,
                     r.class_matched.value,
                     (r.class_matched.clustered.lo, r.class_matched.clustered.hi),
                 ),
@@ -212,7 +222,47 @@ def _recall_rows_table(
             "error = timeout + crash + compile_error; recall = detected / n (any class); "
             "class-matched counts only detections of the operator's own defect class.",
             DEFF_NOTE,
-            "Evidence bounds [P/n, (P+U)/n]: P detected, U undecided (untestable + error).",
+            "Evidence bounds [P/n, (P+U)/n]: P detected, U undecided (untestable + error); "
+            "beside them the counted-only rate P/(P+F) (F missed) and the Unknown share U/n.",
+            "Scope toy = target toy_domain, real = every other target, pooled = both.",
+        ),
+        run_post_hoc=meta.post_hoc,
+    )
+
+
+def closed_cause_table(causes: Sequence[CauseCountRow], meta: RunMeta) -> Table:
+    names = [c.value for c in MissCause]
+    if any(r.of(UNKNOWN_CAUSE) for r in causes):
+        names.append(UNKNOWN_CAUSE)
+    columns = (
+        Column("scope", "scope", Kind.TEXT),
+        Column("operator", "operator", Kind.TEXT),
+        Column("missed", "missed", Kind.INT, "Missed"),
+        *(Column(name, name, Kind.INT, macro_word(name)) for name in names),
+    )
+    rows = tuple(
+        Row(
+            (r.scope.value, r.operator, r.misses, *(r.of(name) for name in names)),
+            _SCOPE_WORD[r.scope] + _op_word(r.operator),
+            r.post_hoc,
+            list(Scope).index(r.scope),
+        )
+        for r in causes
+    )
+    return Table(
+        "closed_world_miss_causes",
+        "Closed-world misses by cause per operator",
+        meta.freeze_id,
+        columns,
+        rows,
+        "MissCause",
+        (
+            "missed = pairs the checker ran on and found nothing new in; each has one cause.",
+            "no_clause: live, and no clause constrains what the mutant changed (no predicate "
+            "reads the changed path in the post-state; no frame clause has it in its scope "
+            "outside its writes); probe_unrevealing: live and constrained, but no checker "
+            "probe revealed it; unreached: not live on the independent corpus; "
+            "checker_crash: the checker failed on the mutant.",
             "Scope toy = target toy_domain, real = every other target, pooled = both.",
         ),
         run_post_hoc=meta.post_hoc,
@@ -222,23 +272,23 @@ def _recall_rows_table(
 # --- controls -----------------------------------------------------------------------------
 
 
-def _precision_key(arm: str, operator: str) -> str:
+def _specificity_key(arm: str, operator: str) -> str:
     if arm == ALL:
         return "All"
     return macro_word(arm) + ("" if operator == ALL else macro_word(operator))
 
 
-def precision_table(precision: Sequence[PrecisionRow], meta: RunMeta) -> Table:
+def specificity_table(specificity: Sequence[SpecificityRow], meta: RunMeta) -> Table:
     columns = (
         Column("arm", "arm", Kind.TEXT),
         Column("control", "control", Kind.TEXT),
         Column("n", "n", Kind.INT, "N"),
-        Column("not flagged (TP)", "not_flagged", Kind.INT, "NotFlagged"),
+        Column("not flagged", "not_flagged", Kind.INT, "NotFlagged"),
         Column("flagged (FP)", "flagged", Kind.INT, "Flagged"),
         Column("undecided", "undecided", Kind.INT, "Undecided"),
         Column("infra", "infra_error", Kind.INT, "Infra"),
-        Column("precision", "precision", Kind.FLOAT, ""),
-        Column("precision 95% CI", "precision_ci", Kind.INTERVAL, ""),
+        Column("specificity", "specificity", Kind.FLOAT, ""),
+        Column("specificity 95% CI", "specificity_ci", Kind.INTERVAL, ""),
         Column("FP rate", "false_positive_rate", Kind.FLOAT, "FPRate"),
         Column("FP rate 95% CI", "false_positive_rate_ci", Kind.INTERVAL, "FPRate"),
     )
@@ -249,33 +299,85 @@ def precision_table(precision: Sequence[PrecisionRow], meta: RunMeta) -> Table:
                 r.arm,
                 r.operator,
                 r.counts.n,
-                r.precision.x,
+                r.specificity.x,
                 r.false_positive.x,
                 r.counts.undecided,
                 r.counts.infra,
-                r.precision.value,
-                r.precision.plain,
+                r.specificity.value,
+                r.specificity.plain,
                 r.false_positive.value,
                 r.false_positive.plain,
             ),
-            _precision_key(r.arm, r.operator),
+            _specificity_key(r.arm, r.operator),
             r.counts.post_hoc,
             sections.get(r.arm, 3),
         )
-        for r in precision
+        for r in specificity
     )
     return Table(
-        "control_precision",
-        "Precision on controls: a flagged control is a false positive",
+        "control_specificity",
+        "Specificity on controls: a flagged control is a false positive",
         meta.freeze_id,
         columns,
         rows,
-        "Precision",
+        "Specificity",
         (
             N_NOTE,
-            "precision = not flagged / n; FP rate = flagged / n; both with the plain "
-            "Wilson 95% interval. undecided controls (untestable, timeout, crash, "
-            "compile_error) count as not flagged.",
+            "specificity = not flagged / n (the complement of the false-positive rate on "
+            "controls); FP rate = flagged / n; both with the plain Wilson 95% interval. "
+            "undecided controls (untestable, timeout, crash, compile_error) count as not "
+            "flagged. Precision over flags is in flag_precision.",
+        ),
+        run_post_hoc=meta.post_hoc,
+    )
+
+
+def flag_precision_table(flags: Sequence[FlagPrecisionRow], meta: RunMeta) -> Table:
+    columns = (
+        Column("scope", "scope", Kind.TEXT),
+        Column("flags", "flags", Kind.INT, "Flags"),
+        Column("on mutants", "on_mutants", Kind.INT, "OnMutants"),
+        Column("on controls", "on_controls", Kind.INT, "OnControls"),
+        Column("on negative controls", "on_negative_controls", Kind.INT, "OnNegativeControls"),
+        Column("correct", "correct", Kind.INT, "Correct"),
+        Column("false", "false_flags", Kind.INT, "False"),
+        Column("precision", "precision", Kind.FLOAT, ""),
+        Column("95% CI (Wilson)", "precision_ci", Kind.INTERVAL, "Plain"),
+        Column("95% CI (deff)", "precision_ci_deff", Kind.INTERVAL, ""),
+    )
+    rows = tuple(
+        Row(
+            (
+                r.scope.value,
+                r.flags,
+                r.on_mutants,
+                r.on_controls,
+                r.on_negative_controls,
+                r.precision.x,
+                r.false_flags,
+                r.precision.value,
+                r.precision.plain,
+                (r.precision.clustered.lo, r.precision.clustered.hi),
+            ),
+            _SCOPE_WORD[r.scope] + "All",
+            r.post_hoc,
+        )
+        for r in flags
+    )
+    return Table(
+        "flag_precision",
+        "Flag precision: correct flags among every pair the checker flagged",
+        meta.freeze_id,
+        columns,
+        rows,
+        "FlagPrecision",
+        (
+            "flags = pairs detected (a new VIOLATES) over every arm: closed- and open-world "
+            "mutants, controls and negative controls.",
+            "correct = a flag on a mutant, or on a negative control predicted to VIOLATE; a "
+            "flag on a control or on a negative control predicted to CONFORM is false.",
+            "precision = correct / flags with the plain Wilson 95% interval and the one "
+            "widened by the design effect over tools. " + DEFF_NOTE,
         ),
         run_post_hoc=meta.post_hoc,
     )
@@ -538,6 +640,71 @@ def grader_tasks_table(tools: Sequence[GraderToolRow], meta: RunMeta) -> Table:
     )
 
 
+# --- predictions --------------------------------------------------------------------------
+
+_PREDICTION_SECTION = {kind: index for index, kind in enumerate(PredictionKind)}
+
+
+def predictions_table(predictions: Sequence[PredictionRow], meta: RunMeta, source: str) -> Table:
+    """`source`: where the plan's predictions were read from (for the notes)."""
+    columns = (
+        Column("prediction", "prediction", Kind.TEXT),
+        Column("scope", "scope", Kind.TEXT),
+        Column("subject", "subject", Kind.TEXT),
+        Column("predicted", "predicted", Kind.TEXT),
+        Column("observed", "observed", Kind.TEXT),
+        Column("n", "n", Kind.INT),
+        Column("95% CI (deff)", "ci", Kind.INTERVAL),
+        Column("outcome", "outcome", Kind.TEXT),
+    )
+    rows = tuple(
+        Row(
+            (
+                p.kind.value,
+                p.scope,
+                p.subject,
+                p.predicted,
+                p.observed,
+                p.n,
+                p.interval,
+                p.outcome.value,
+            ),
+            post_hoc=p.post_hoc,
+            section=_PREDICTION_SECTION[p.kind],
+        )
+        for p in predictions
+    )
+    tally = {o: sum(1 for p in predictions if p.outcome is o) for o in Outcome}
+    return Table(
+        "predictions",
+        "Predictions of the plan, scored",
+        meta.freeze_id,
+        columns,
+        rows,
+        "Predictions",
+        (
+            f"plan predictions: {source}; negative-control verdicts: the ledger rows.",
+            "95% CI (deff): Wilson 95% interval with the Kish design effect over tools, as "
+            "in the recall, escape and flag-precision tables; recall = detected / n "
+            "(undecided pairs count as not detected); precision = correct flags / flags.",
+            "held: the whole interval lies on the predicted side (floor f: lower end ≥ f; "
+            "ceiling c: upper end ≤ c); failed: it lies wholly on the other side (floor: "
+            "upper end < f; ceiling: lower end > c); undecided: it straddles the bound, or "
+            "there are no pairs.",
+            "negative control: held when the observed tool verdict is the predicted one, "
+            "failed when it is another verdict, undecided when there is no verdict to test "
+            "(no verdict, or UNTESTABLE against a predicted CONFORMS / VIOLATES).",
+            f"{tally[Outcome.HELD]} held, {tally[Outcome.FAILED]} failed, "
+            f"{tally[Outcome.UNDECIDED]} undecided of {len(predictions)}.",
+        ),
+        extra_macros=(
+            ("N", len(predictions)),
+            *((macro_word(o.value), tally[o]) for o in Outcome),
+        ),
+        run_post_hoc=meta.post_hoc,
+    )
+
+
 # --- per tool -----------------------------------------------------------------------------
 
 
@@ -612,8 +779,12 @@ def _tables(rows: Sequence[LedgerRow], meta: RunMeta) -> list[Table]:
         tables.append(recall_table(recall, meta))
     if axes := observation_axis_recall(rows):
         tables.append(axis_table(axes, meta))
-    if precision := control_precision(rows):
-        tables.append(precision_table(precision, meta))
+    if closed_causes := closed_world_miss_causes(rows):
+        tables.append(closed_cause_table(closed_causes, meta))
+    if specificity := control_specificity(rows):
+        tables.append(specificity_table(specificity, meta))
+    if flags := flag_precision(rows):
+        tables.append(flag_precision_table(flags, meta))
     if controls := negative_controls(rows):
         tables.append(negative_control_table(controls, meta))
     if escapes := open_world_escapes(rows):
@@ -625,4 +796,13 @@ def _tables(rows: Sequence[LedgerRow], meta: RunMeta) -> list[Table]:
         tables.append(grader_tasks_table(grader_tasks_by_tool(rows), meta))
     if tools := per_tool(rows):
         tables.append(tool_table(tools, meta))
+    # last, so `harness run` prints it last; a comparison checker's run has none to score
+    predictions = [] if meta.comparison_run else score_predictions(rows, meta.predictions)
+    if predictions:
+        source = (
+            meta.predictions_source
+            if meta.predictions is not None
+            else "unknown (run.json records none and no frozen plan matched the run)"
+        )
+        tables.append(predictions_table(predictions, meta, source))
     return tables

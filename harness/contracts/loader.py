@@ -33,6 +33,9 @@ _FIXES = {
     "model_type": "write a mapping",
     "enum": "use one of the allowed values",
     "greater_than_equal": "use a larger number",
+    "less_than_equal": "use a smaller number",
+    "float_type": "write a number",
+    "float_parsing": "write a number",
     "too_short": "add at least one entry",
     "string_too_short": "write a non-empty string",
 }

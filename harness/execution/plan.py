@@ -6,7 +6,7 @@ before any number exists. One YAML file under `plans/`; its JSON Schema is expor
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -42,9 +42,29 @@ class NegativeControlSpec(_Strict):
     predicted: Verdict
 
 
+Share = Annotated[float, Field(ge=0.0, le=1.0)]
+POOLED_KEY = "all"  # a prediction key naming every operator of its arms pooled
+
+
 class Predictions(_Strict):
-    recall_floor: dict[str, float] = Field(
-        default_factory=dict, description="Operator -> recall the plan expects at least"
+    """What the plan expects, scored after every run (`harness.analysis.predictions`): a
+    floor holds when the whole 95% interval lies at or above it, a ceiling when it lies at
+    or below it; it fails when the interval lies wholly on the other side."""
+
+    recall_floor: dict[str, Share] = Field(
+        default_factory=dict,
+        description="Closed-world operator (or `all`) -> recall (detected / n) expected at "
+        "least, in every scope that has its pairs (toy, real, pooled)",
+    )
+    precision_floor: Share | None = Field(
+        default=None,
+        description="Flag precision (correct flags / all flags, over mutants, controls and "
+        "negative controls) expected at least, in every scope that has flags",
+    )
+    escape_rate_ceiling: dict[str, Share] = Field(
+        default_factory=dict,
+        description="Open-world operator, `<family>/*` or `all` -> escape rate (live "
+        "misses / live pairs) expected at most",
     )
     notes: str | None = None
 
@@ -100,7 +120,48 @@ def load_plan(path: Path) -> Plan:
                 f"write name: {path.stem}",
             )
         )
+    problems = prediction_problems(plan, str(path))
+    if problems:
+        raise UserError(problems)
     return plan
+
+
+def _family(operator: str) -> str:
+    # The same family rule as the open-world escape table (harness.analysis.scoring).
+    head = operator.split("/", 1)[0]
+    return head if "/" in operator else head.split("-", 1)[0]
+
+
+def prediction_problems(plan: Plan, file: str) -> list[Problem]:
+    """A prediction whose key names nothing the plan draws could never be scored."""
+    closed = sorted({op for a in plan.arms if a.kind is Arm.CLOSED_WORLD for op in a.operators})
+    opened = sorted({op for a in plan.arms if a.kind is Arm.OPEN_WORLD for op in a.operators})
+    families = sorted({f"{_family(op)}/*" for op in opened})
+    problems = []
+    for key in plan.predictions.recall_floor:
+        if key != POOLED_KEY and key not in closed:
+            problems.append(
+                Problem(
+                    file,
+                    f"predictions.recall_floor.{key}",
+                    f"no closed-world arm draws operator {key!r}",
+                    "name one of " + ", ".join([*closed, POOLED_KEY]),
+                )
+            )
+    for key in plan.predictions.escape_rate_ceiling:
+        if not opened or (key != POOLED_KEY and key not in opened and key not in families):
+            choices = [*opened, *families, POOLED_KEY] if opened else []
+            problems.append(
+                Problem(
+                    file,
+                    f"predictions.escape_rate_ceiling.{key}",
+                    f"no open-world arm draws operator {key!r}",
+                    "name one of " + ", ".join(choices)
+                    if choices
+                    else "add an open_world arm or remove the ceiling",
+                )
+            )
+    return problems
 
 
 def project_root(plan_path: Path) -> Path:

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from harness.checker.verdicts import ToolReport, Verdict
-from harness.contracts.predicate import compile_predicate
 from harness.errors import UserError
 from harness.execution.controls import patched_contract
 from harness.execution.draw import Corpus, DrawnPair, load_corpus
@@ -47,6 +46,7 @@ from harness.execution.ledger import (
     read_rows,
 )
 from harness.execution.liveness import Observation, differences, observe
+from harness.execution.miss_cause import call_changes, clause_patterns, miss_cause
 from harness.execution.plan import Plan, project_root
 from harness.targets.adapter import GraderAdapter
 from harness.targets.registry import Target, load_target
@@ -154,29 +154,6 @@ def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None
 # --- scoring one pair (runs in the child) -----------------------------------------------------
 
 
-def clause_patterns(target: Target, tool: str) -> list[tuple[str, ...]]:
-    """The state paths the tool's contract reads: predicate paths and frame scopes."""
-    contract = target.contracts[tool]
-    patterns: list[tuple[str, ...]] = []
-    for _, clause in contract.predicate_clauses():
-        for root, path in compile_predicate(clause.predicate).paths_read:
-            if root in ("pre", "post"):
-                patterns.append(path)
-    for clause in contract.frame:
-        patterns += [tuple(p.split(".")) for p in clause.scope]
-    return patterns
-
-
-def _read_by_clause(difference: str, patterns: list[tuple[str, ...]], reads_result: bool) -> bool:
-    if difference in ("outcome", "result"):
-        return reads_result or difference == "outcome"
-    path = difference.split(".")[1:]  # drop post / after_reset
-    return any(
-        all(p == k or "*" in (p, k) for p, k in zip(pattern, path, strict=False))
-        for pattern in patterns
-    )
-
-
 def score_pair(ctx: RunContext, pair: DrawnPair) -> dict[str, Any]:
     """The row fields for one pair. Raises only BaseExceptions the mutant caused."""
     from harness.mutation.apply import MutantCompileError, StaleMutant, apply_in_memory
@@ -194,7 +171,8 @@ def score_pair(ctx: RunContext, pair: DrawnPair) -> dict[str, Any]:
         contract = target.contracts[pair.tool]
         target.contracts[pair.tool] = patched_contract(contract, pair.contract_patch)
     corpus = ctx.corpus.liveness.get(mutant.target, {}).get(pair.tool, [])
-    found = differences(ctx.observations[key], observe(target.adapter, pair.tool, corpus))
+    mutant_observations = observe(target.adapter, pair.tool, corpus)
+    found = differences(ctx.observations[key], mutant_observations)
     fields: dict[str, Any] = {"live": bool(found), **grader_fields(ctx, target, pair.tool)}
     try:
         report = ctx.checker.check(target, [pair.tool]).tool(pair.tool)
@@ -223,18 +201,8 @@ def score_pair(ctx: RunContext, pair: DrawnPair) -> dict[str, Any]:
         }
     if report.verdict is Verdict.UNTESTABLE:
         return {**fields, "status": PairStatus.UNTESTABLE}
-    if not found:
-        cause = MissCause.UNREACHED
-    else:
-        contract = target.contracts[pair.tool]
-        reads_result = any(
-            "result" in {root for root, _ in compile_predicate(c.predicate).paths_read}
-            or "result" in c.predicate
-            for _, c in contract.predicate_clauses()
-        )
-        patterns = clause_patterns(target, pair.tool)
-        read = any(_read_by_clause(d, patterns, reads_result) for d in found)
-        cause = MissCause.PROBE_UNREVEALING if read else MissCause.NO_CLAUSE
+    changes = call_changes(ctx.observations[key], mutant_observations, corpus)
+    cause = miss_cause(changes, clause_patterns(target.contracts[pair.tool]))
     return {
         **fields,
         "status": PairStatus.MISSED,
@@ -384,6 +352,11 @@ def execute(
             "checker": f"{chosen.name} {chosen.version}",
             "target_versions": check.versions,
             "pairs_total": len(corpus.pairs),
+            # the predictions this run is scored against, so a report needs no plan file;
+            # a comparison checker's run has none (they are the plan checker's)
+            "predictions": plan.predictions.model_dump(mode="json")
+            if run_id == freeze_id
+            else None,
         }
         _write_json(folder / "run.json", manifest)
         by_id = {p.pair_id: p for p in corpus.pairs}

@@ -1,0 +1,216 @@
+"""The plan's predictions, scored: one row per prediction with what was predicted, what was
+observed, the interval and an outcome.
+
+The rule (one for every numeric prediction): the interval is the Wilson 95% interval with
+the Kish design effect over tools (clusters = tools), the interval the recall, escape and
+flag-precision tables print. A prediction names a side of a bound: a floor f the closed
+side [f, 1], a ceiling c the closed side [0, c].
+  - held       the whole interval lies on the predicted side (floor: lo ≥ f; ceiling: hi ≤ c);
+  - failed     the whole interval lies on the other side (floor: hi < f; ceiling: lo > c);
+  - undecided  it straddles the bound (or there are no pairs: the interval is [0, 1]).
+Recall is detected / n (undecided pairs count as not detected, as in the recall table).
+A negative control's verdict holds when the observed tool verdict equals the predicted one,
+fails when the checker gave another verdict, and is undecided when it gave none the
+prediction could be tested against (timeout, crash, compile_error, infra_error, or
+UNTESTABLE where CONFORMS or VIOLATES was predicted).
+A failed prediction is a result, not an error: `--strict` turns it into exit code 3.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from harness.analysis.scoring import (
+    ALL,
+    Scope,
+    closed_world_recall,
+    flag_precision,
+    negative_controls,
+    open_world_escapes,
+)
+from harness.analysis.statistics import Bounds
+from harness.checker.verdicts import Verdict
+from harness.execution.ledger import LedgerRow
+from harness.execution.plan import POOLED_KEY, Predictions
+
+PREDICTION_FAILED_EXIT = 3
+
+
+class Outcome(StrEnum):
+    HELD = "held"
+    FAILED = "failed"
+    UNDECIDED = "undecided"
+
+
+def floor_outcome(floor: float, interval: Bounds) -> Outcome:
+    """A floor holds when the interval lies at or above it, fails when wholly below it."""
+    lo, hi = interval
+    if lo >= floor:
+        return Outcome.HELD
+    if hi < floor:
+        return Outcome.FAILED
+    return Outcome.UNDECIDED
+
+
+def ceiling_outcome(ceiling: float, interval: Bounds) -> Outcome:
+    """A ceiling holds when the interval lies at or below it, fails when wholly above it."""
+    lo, hi = interval
+    if hi <= ceiling:
+        return Outcome.HELD
+    if lo > ceiling:
+        return Outcome.FAILED
+    return Outcome.UNDECIDED
+
+
+def verdict_outcome(predicted: Verdict | None, observed: Verdict | None) -> Outcome:
+    if predicted is None or observed is None:
+        return Outcome.UNDECIDED
+    if observed is predicted:
+        return Outcome.HELD
+    if observed is Verdict.UNTESTABLE:  # the checker graded nothing: the claim is untested
+        return Outcome.UNDECIDED
+    return Outcome.FAILED
+
+
+class PredictionKind(StrEnum):
+    RECALL_FLOOR = "recall_floor"
+    PRECISION_FLOOR = "precision_floor"
+    ESCAPE_RATE_CEILING = "escape_rate_ceiling"
+    NEGATIVE_CONTROL = "negative_control"
+
+
+@dataclass(frozen=True)
+class PredictionRow:
+    kind: PredictionKind
+    scope: str  # toy / real / pooled; a negative control's target
+    subject: str  # operator, `all`, `flags`, or `control / tool`
+    predicted: str  # `≥ 0.800`, `≤ 0.200`, or a verdict
+    observed: str | None  # the rate (3 decimals) or the verdict; None: nothing observed
+    n: int
+    interval: Bounds | None  # None for a verdict
+    outcome: Outcome
+    post_hoc: bool
+
+
+def _share(value: float | None) -> str | None:
+    return None if value is None else f"{value:.3f}"
+
+
+NO_PAIRS: Bounds = (0.0, 1.0)
+
+
+def _recall_rows(rows: Sequence[LedgerRow], floors: dict[str, float]) -> list[PredictionRow]:
+    recall = closed_world_recall(rows)
+    out = []
+    for operator, floor in floors.items():
+        name = ALL if operator == POOLED_KEY else operator
+        found = [r for r in recall if r.operator == name]
+        for r in found:
+            interval = (r.recall.clustered.lo, r.recall.clustered.hi)
+            out.append(
+                PredictionRow(
+                    PredictionKind.RECALL_FLOOR,
+                    r.scope.value,
+                    operator,
+                    f"≥ {floor:.3f}",
+                    _share(r.recall.value),
+                    r.recall.n,
+                    interval,
+                    floor_outcome(floor, interval) if r.recall.n else Outcome.UNDECIDED,
+                    r.counts.post_hoc,
+                )
+            )
+        if not found:  # predicted, never drawn: the claim stands untested
+            out.append(_untested(PredictionKind.RECALL_FLOOR, operator, f"≥ {floor:.3f}"))
+    return out
+
+
+def _untested(kind: PredictionKind, subject: str, predicted: str) -> PredictionRow:
+    return PredictionRow(
+        kind, Scope.POOLED.value, subject, predicted, None, 0, NO_PAIRS, Outcome.UNDECIDED, False
+    )
+
+
+def _precision_rows(rows: Sequence[LedgerRow], floor: float | None) -> list[PredictionRow]:
+    if floor is None:
+        return []
+    found = flag_precision(rows)
+    out = []
+    for r in found:
+        interval = (r.precision.clustered.lo, r.precision.clustered.hi)
+        out.append(
+            PredictionRow(
+                PredictionKind.PRECISION_FLOOR,
+                r.scope.value,
+                "flags",
+                f"≥ {floor:.3f}",
+                _share(r.precision.value),
+                r.flags,
+                interval,
+                floor_outcome(floor, interval),
+                r.post_hoc,
+            )
+        )
+    return out or [_untested(PredictionKind.PRECISION_FLOOR, "flags", f"≥ {floor:.3f}")]
+
+
+def _escape_rows(rows: Sequence[LedgerRow], ceilings: dict[str, float]) -> list[PredictionRow]:
+    escapes = {r.operator: r for r in open_world_escapes(rows)}
+    out = []
+    for operator, ceiling in ceilings.items():
+        r = escapes.get(ALL if operator == POOLED_KEY else operator)
+        if r is None:
+            out.append(_untested(PredictionKind.ESCAPE_RATE_CEILING, operator, f"≤ {ceiling:.3f}"))
+            continue
+        interval = (r.escape.clustered.lo, r.escape.clustered.hi)
+        out.append(
+            PredictionRow(
+                PredictionKind.ESCAPE_RATE_CEILING,
+                Scope.POOLED.value,
+                operator,
+                f"≤ {ceiling:.3f}",
+                _share(r.escape.value),
+                r.escape.n,
+                interval,
+                ceiling_outcome(ceiling, interval) if r.escape.n else Outcome.UNDECIDED,
+                r.counts.post_hoc,
+            )
+        )
+    return out
+
+
+def _control_rows(rows: Sequence[LedgerRow]) -> list[PredictionRow]:
+    targets = {(r.operator, r.tool): r.target for r in rows}
+    return [
+        PredictionRow(
+            PredictionKind.NEGATIVE_CONTROL,
+            targets.get((r.control, r.tool), ""),
+            f"{r.control} / {r.tool}",
+            r.predicted.value if r.predicted else "—",
+            r.observed.value if r.observed else None,
+            1,
+            None,
+            verdict_outcome(r.predicted, r.observed),
+            r.post_hoc,
+        )
+        for r in negative_controls(rows)
+    ]
+
+
+def score_predictions(
+    rows: Sequence[LedgerRow], predictions: Predictions | None
+) -> list[PredictionRow]:
+    """Every prediction of the plan (`predictions`; None when unknown) and every negative
+    control's predicted verdict (carried by its ledger row), in that order."""
+    out: list[PredictionRow] = []
+    if predictions is not None:
+        out += _recall_rows(rows, predictions.recall_floor)
+        out += _precision_rows(rows, predictions.precision_floor)
+        out += _escape_rows(rows, predictions.escape_rate_ceiling)
+    return out + _control_rows(rows)
+
+
+def failed(predictions: Sequence[PredictionRow]) -> list[PredictionRow]:
+    return [p for p in predictions if p.outcome is Outcome.FAILED]
