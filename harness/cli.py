@@ -177,20 +177,19 @@ def cmd_draw(args: argparse.Namespace) -> int:
 
 def cmd_freeze(args: argparse.Namespace) -> int:
     from harness.execution.draw import load_corpus
-    from harness.execution.freeze import freeze, tag
+    from harness.execution.freeze import commit_commands, freeze
 
     plan_path, plan, root = _plan(args)
     corpus = load_corpus(root, plan)
     record = freeze(plan_path, plan, root, [p.pair_id for p in corpus.pairs])
     console.print(
         f"froze plan {plan.name}: freeze {record.freeze_id} "
-        f"({sum(len(v) for v in record.hashes.values())} files hashed)"
+        f"({sum(len(v) for v in record.hashes.values())} files hashed); nothing committed. "
+        f"Commit the record before any run (in {root}):",
+        markup=False,
     )
-    why = tag(root, record)
-    if why:
-        console.print(f"no git tag made ({why}); the committed freeze record is the authority")
-    else:
-        console.print(f"tagged freeze/{plan.name}/{record.freeze_id}")
+    for command in commit_commands(root, plan_path, record):
+        console.print(f"    {command}", markup=False, soft_wrap=True)
     return 0
 
 
@@ -211,9 +210,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             progress=progress,
             executor=executor,
             checker=args.checker,
+            strict=args.strict,
         )
     finally:
         progress.stop()
+    for warning in result.warnings:
+        err_console.print(f"warning: {warning}", markup=False, soft_wrap=True)
     label = " (POST HOC)" if any(r.post_hoc for r in result.rows) else ""
     console.print(
         f"{result.run_dir}: {result.scored} pairs scored now, "
@@ -340,7 +342,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     draw.set_defaults(func=cmd_draw)
 
-    freeze_cmd = sub.add_parser("freeze", help="hash every input of a drawn plan, record, tag")
+    freeze_cmd = sub.add_parser(
+        "freeze", help="hash every input of a drawn plan into its record; print the git commands"
+    )
     freeze_cmd.add_argument("plan")
     freeze_cmd.set_defaults(func=cmd_freeze)
 
@@ -378,6 +382,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="run a checker of the plan's comparison_checkers instead of its checker, into "
         "results/PLAN/<freeze>.<checker>/ (any other checker only with --post-hoc)",
+    )
+    run.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse to run when the freeze record is not committed as it is, or a package "
+        "version differs from the freeze",
     )
     run.set_defaults(func=cmd_run)
 
