@@ -111,10 +111,14 @@ def test_an_uncommitted_freeze_warns_and_strict_refuses(tmp_path):
     refused = harness("publish", f"results/small/{manifest['run']}", cwd=root)
     assert refused.returncode == 2
     assert "did not find freeze" in refused.stderr
-    # a record edited after its commit: the run says so
+    # resuming the run does not make it look pre-registered: the first start's finding stays
+    assert harness("run", "plans/small.yaml", cwd=root).returncode == 0
+    assert run_manifest(root)["freeze_record"]["status"] == "uncommitted"
+    # a record edited after its commit: a fresh run says so
+    shutil.rmtree(root / "results")
     record = root / "plans/small.freeze.json"
     record.write_text(record.read_text().replace('"created_at": "', '"created_at": "0'))
-    harness("run", "plans/small.yaml", cwd=root)
+    assert harness("run", "plans/small.yaml", cwd=root).returncode == 0
     assert run_manifest(root)["freeze_record"]["status"] == "differs"
 
 
@@ -131,9 +135,6 @@ def test_publish_refuses_a_freeze_committed_with_its_results(tmp_path):
     git(root, "add", "plans", "mutants", "results/reference")
     git(root, "commit", "-q", "-m", "freeze and results together")
     both = git(root, "rev-parse", "HEAD")
-    # the run now finds the record committed, yet the history shows no order
-    assert harness("run", "plans/small.yaml", cwd=root).returncode == 0
-    assert run_manifest(root)["freeze_record"]["commit"] == both
     refused = harness("publish", f"results/small/{run_id}", cwd=root)
     assert refused.returncode == 2
     assert f"first committed in {both}, and the same commit already holds results" in (

@@ -2,10 +2,10 @@
 
 The rule: the *freeze commit* of freeze X is the oldest commit whose
 `plans/<plan>.freeze.json` carries freeze id X. A run is provably pre-registered when
-(1) its freeze record was committed when the run started (`run.json`'s `freeze_record`,
-written by `harness run`: results folders are not tracked, so only the run can say so), and
-(2) no commit touching results of X (`results/<plan>/X*`, `results/reference/<plan>/X*`)
-is the freeze commit itself or one of its ancestors. Tags are not consulted: they need not
+(1) no commit touching results of X (`results/<plan>/X*`, `results/reference/<plan>/X*`)
+is the freeze commit itself or one of its ancestors, and (2) its freeze record was
+committed when the run started (`run.json`'s `freeze_record`, written by `harness run`:
+run folders are not tracked, so only the run can say so). Tags are not consulted: they need not
 travel with a clone.
 """
 
@@ -139,16 +139,6 @@ def check_order(root: Path, run_dir: Path, plan: str, freeze_id: str, recorded: 
                 "commit the freeze record (harness freeze prints how), then run again",
             )
         )
-    if not recorded or not recorded.get("commit"):
-        raise UserError(
-            Problem(
-                manifest,
-                "freeze_record",
-                f"the run did not find freeze {freeze_id} committed when it ran "
-                f"(status {(recorded or {}).get('status', 'not recorded')})",
-                f"run `harness run` again now that {found.commit[:12]} holds the record",
-            )
-        )
     for commit in results_commits(root, plan, freeze_id):
         if commit == found.commit or _is_ancestor(top, commit, found.commit):
             where = "the same commit" if commit == found.commit else f"commit {commit}"
@@ -164,4 +154,14 @@ def check_order(root: Path, run_dir: Path, plan: str, freeze_id: str, recorded: 
                     "alone, then run and publish",
                 )
             )
+    if not recorded or not recorded.get("commit"):
+        raise UserError(
+            Problem(
+                manifest,
+                "freeze_record",
+                f"the run did not find freeze {freeze_id} committed when it started "
+                f"(status {(recorded or {}).get('status', 'not recorded')})",
+                f"remove {run_dir} and run again, now that {found.commit[:12]} holds the record",
+            )
+        )
     return found

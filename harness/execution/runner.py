@@ -328,6 +328,16 @@ def provenance_warnings(
     return found, [problem.line() for problem in problems]
 
 
+def _first_freeze_record(folder: Path, found: FreezeCommit) -> dict[str, Any] | None:
+    """What the run's first invocation found: a resumed run keeps it, so a record committed
+    after the first row cannot make the run look pre-registered."""
+    manifest = folder / "run.json"
+    if manifest.exists() and any(read_rows(folder / "ledger.jsonl")):
+        first: dict[str, Any] | None = json.loads(manifest.read_text()).get("freeze_record")
+        return first
+    return found.model_dump(mode="json")
+
+
 def _row(job: RunJob, pair: DrawnPair, outcome: PairOutcome) -> LedgerRow:
     mutant = pair.mutant
     return LedgerRow(
@@ -420,7 +430,7 @@ def execute(
             "checker": f"{chosen.name} {chosen.version}",
             "target_versions": check.versions,
             "package_versions": check.packages,
-            "freeze_record": found.model_dump(mode="json"),
+            "freeze_record": _first_freeze_record(folder, found),
             "warnings": warnings,
             "pairs_total": len(corpus.pairs),
         }
