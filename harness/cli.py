@@ -232,9 +232,11 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 
     rows = baseline(args.targets, Path(args.out), ReferenceChecker(seed=args.seed))
     counts = Counter(row["verdict"] for row in rows)
+    eligible = sum(1 for row in rows if row["headline_eligible"])
     console.print(
         f"{len(rows)} tools: "
         + ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
+        + f"; {eligible} with a headline-eligible finding (an agent-visible clause violated)"
         + f"; wrote {args.out}/SUMMARY.md, tools.jsonl and reports/"
     )
     return 0
