@@ -86,10 +86,57 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 1 if counts["VIOLATES"] else 0
 
 
+def cmd_scan_score(args: argparse.Namespace) -> int:
+    from harness.analysis.scanner_score import score_scan
+
+    scores = score_scan(Path(args.score), [args.target] if args.target else None)
+    if args.json is not None:
+        _write_json(args.json, json.dumps([s.model_dump(mode="json") for s in scores], indent=2))
+        if args.json == "-":
+            return 0
+    table = Table(title=f"static scanner against the confirmed sites of {args.score}")
+    for column in (
+        "target",
+        "sites flagged / sites",
+        "agent-visible flagged / sites",
+        "flags on sites",
+        "flags elsewhere",
+    ):
+        table.add_column(column, overflow="fold")
+    for score in scores:
+        table.add_row(
+            score.target,
+            f"{score.sites_flagged} / {score.sites}",
+            f"{score.agent_visible_flagged} / {score.agent_visible_sites}",
+            str(score.flags_on_sites),
+            str(score.flags_elsewhere),
+        )
+    console.print(table)
+    flagged, total = sum(s.sites_flagged for s in scores), sum(s.sites for s in scores)
+    visible = sum(s.agent_visible_flagged for s in scores)
+    console.print(
+        f"the static half alone flags {flagged} of {total} confirmed sites ({visible} of "
+        f"{sum(s.agent_visible_sites for s in scores)} agent-visible); "
+        f"{sum(s.flags_elsewhere for s in scores)} flags elsewhere"
+    )
+    for score in scores:
+        for missed in score.missed_site_ids:
+            console.print(f"  not flagged: {missed}", markup=False)
+        for flag in score.elsewhere:
+            console.print(f"  elsewhere: {flag}", markup=False)
+    return 0
+
+
 def cmd_scan(args: argparse.Namespace) -> int:
     from harness.checker.scanner import scan_target
     from harness.targets.registry import load_target
 
+    if args.score:
+        return cmd_scan_score(args)
+    if not args.target:
+        raise UserError(
+            Problem("harness scan", "TARGET", "no target given", "name a target, or pass --score")
+        )
     target = load_target(args.target)
     flags = scan_target(target, args.tool or None)
     if args.json is not None:
@@ -330,7 +377,13 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(func=cmd_check)
 
     scan = sub.add_parser("scan", help="static flags for a target's tools")
-    scan.add_argument("target")
+    scan.add_argument("target", nargs="?", help="a target (with --score: only this target)")
+    scan.add_argument(
+        "--score",
+        metavar="SITES",
+        help="score the scan against a ledger of confirmed defect sites (sites/agentdojo.yaml): "
+        "per target, sites flagged / sites and flags elsewhere",
+    )
     scan.add_argument("--tool", action="append", help="scan only this tool (repeatable)")
     scan.add_argument("--json", nargs="?", const="-", metavar="FILE")
     scan.set_defaults(func=cmd_scan)
