@@ -320,7 +320,7 @@ def provenance_warnings(
                 str(path),
                 f"freeze record ({found.status})",
                 line,
-                "commit it as `harness freeze` printed, or run without --strict",
+                "commit it as `harness freeze` printed, before the run",
             ),
         )
     if strict and problems:
