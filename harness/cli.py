@@ -91,10 +91,57 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 1 if counts["VIOLATES"] else 0
 
 
+def cmd_scan_score(args: argparse.Namespace) -> int:
+    from harness.analysis.scanner_score import score_scan
+
+    scores = score_scan(Path(args.score), [args.target] if args.target else None)
+    if args.json is not None:
+        _write_json(args.json, json.dumps([s.model_dump(mode="json") for s in scores], indent=2))
+        if args.json == "-":
+            return 0
+    table = Table(title=f"static scanner against the confirmed sites of {args.score}")
+    for column in (
+        "target",
+        "sites flagged / sites",
+        "agent-visible flagged / sites",
+        "flags on sites",
+        "flags elsewhere",
+    ):
+        table.add_column(column, overflow="fold")
+    for score in scores:
+        table.add_row(
+            score.target,
+            f"{score.sites_flagged} / {score.sites}",
+            f"{score.agent_visible_flagged} / {score.agent_visible_sites}",
+            str(score.flags_on_sites),
+            str(score.flags_elsewhere),
+        )
+    console.print(table)
+    flagged, total = sum(s.sites_flagged for s in scores), sum(s.sites for s in scores)
+    visible = sum(s.agent_visible_flagged for s in scores)
+    console.print(
+        f"the static half alone flags {flagged} of {total} confirmed sites ({visible} of "
+        f"{sum(s.agent_visible_sites for s in scores)} agent-visible); "
+        f"{sum(s.flags_elsewhere for s in scores)} flags elsewhere"
+    )
+    for score in scores:
+        for missed in score.missed_site_ids:
+            console.print(f"  not flagged: {missed}", markup=False)
+        for flag in score.elsewhere:
+            console.print(f"  elsewhere: {flag}", markup=False)
+    return 0
+
+
 def cmd_scan(args: argparse.Namespace) -> int:
     from harness.checker.scanner import scan_target
     from harness.targets.registry import load_target
 
+    if args.score:
+        return cmd_scan_score(args)
+    if not args.target:
+        raise UserError(
+            Problem("harness scan", "TARGET", "no target given", "name a target, or pass --score")
+        )
     target = load_target(args.target)
     flags = scan_target(target, args.tool or None)
     if args.json is not None:
@@ -182,20 +229,19 @@ def cmd_draw(args: argparse.Namespace) -> int:
 
 def cmd_freeze(args: argparse.Namespace) -> int:
     from harness.execution.draw import load_corpus
-    from harness.execution.freeze import freeze, tag
+    from harness.execution.freeze import commit_commands, freeze
 
     plan_path, plan, root = _plan(args)
     corpus = load_corpus(root, plan)
     record = freeze(plan_path, plan, root, [p.pair_id for p in corpus.pairs])
     console.print(
         f"froze plan {plan.name}: freeze {record.freeze_id} "
-        f"({sum(len(v) for v in record.hashes.values())} files hashed)"
+        f"({sum(len(v) for v in record.hashes.values())} files hashed); nothing committed. "
+        f"Commit the record before any run (in {root}):",
+        markup=False,
     )
-    why = tag(root, record)
-    if why:
-        console.print(f"no git tag made ({why}); the committed freeze record is the authority")
-    else:
-        console.print(f"tagged freeze/{plan.name}/{record.freeze_id}")
+    for command in commit_commands(root, plan_path, record):
+        console.print(f"    {command}", markup=False, soft_wrap=True)
     return 0
 
 
@@ -217,9 +263,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             progress=progress,
             executor=executor,
             checker=args.checker,
+            strict=args.strict,
         )
     finally:
         progress.stop()
+    for warning in result.warnings:
+        err_console.print(f"warning: {warning}", markup=False, soft_wrap=True)
     label = " (POST HOC)" if any(r.post_hoc for r in result.rows) else ""
     console.print(
         f"{result.run_dir}: {result.scored} pairs scored now, "
@@ -258,9 +307,11 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 
     rows = baseline(args.targets, Path(args.out), ReferenceChecker(seed=args.seed))
     counts = Counter(row["verdict"] for row in rows)
+    eligible = sum(1 for row in rows if row["headline_eligible"])
     console.print(
         f"{len(rows)} tools: "
         + ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
+        + f"; {eligible} with a headline-eligible finding (an agent-visible clause violated)"
         + f"; wrote {args.out}/SUMMARY.md, tools.jsonl and reports/"
     )
     return 0
@@ -339,6 +390,10 @@ STRICT_HELP = (
     "exit 3 when a prediction of the plan failed (without it a failed prediction is "
     "reported and the exit code is 0)"
 )
+RUN_STRICT_HELP = (
+    "refuse to run when the freeze record is not committed as it is, or a package version "
+    "differs from the freeze; and " + STRICT_HELP
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -367,7 +422,13 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(func=cmd_check)
 
     scan = sub.add_parser("scan", help="static flags for a target's tools")
-    scan.add_argument("target")
+    scan.add_argument("target", nargs="?", help="a target (with --score: only this target)")
+    scan.add_argument(
+        "--score",
+        metavar="SITES",
+        help="score the scan against a ledger of confirmed defect sites (sites/agentdojo.yaml): "
+        "per target, sites flagged / sites and flags elsewhere",
+    )
     scan.add_argument("--tool", action="append", help="scan only this tool (repeatable)")
     scan.add_argument("--json", nargs="?", const="-", metavar="FILE")
     scan.set_defaults(func=cmd_scan)
@@ -381,7 +442,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     draw.set_defaults(func=cmd_draw)
 
-    freeze_cmd = sub.add_parser("freeze", help="hash every input of a drawn plan, record, tag")
+    freeze_cmd = sub.add_parser(
+        "freeze", help="hash every input of a drawn plan into its record; print the git commands"
+    )
     freeze_cmd.add_argument("plan")
     freeze_cmd.set_defaults(func=cmd_freeze)
 
@@ -420,7 +483,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="run a checker of the plan's comparison_checkers instead of its checker, into "
         "results/PLAN/<freeze>.<checker>/ (any other checker only with --post-hoc)",
     )
-    run.add_argument("--strict", action="store_true", help=STRICT_HELP)
+    run.add_argument("--strict", action="store_true", help=RUN_STRICT_HELP)
     run.set_defaults(func=cmd_run)
 
     publish_cmd = sub.add_parser("publish", help="copy a finished run into results/reference/")

@@ -164,8 +164,11 @@ def test_baseline_writes_one_row_per_tool_and_a_summary(tmp_path):
     rows = [json.loads(line) for line in (out / "tools.jsonl").read_text().splitlines()]
     assert len(rows) == 21 and {r["verdict"] for r in rows} == {"CONFORMS"}
     assert (
-        "| toy_domain | `transfer` | CONFORMS | — | — | n/a |" in (out / "SUMMARY.md").read_text()
+        "| toy_domain | `transfer` | CONFORMS | — | — | — | n/a |"
+        in (out / "SUMMARY.md").read_text()
     )
+    assert "Headline: 0 tools with a headline-eligible finding" in (out / "SUMMARY.md").read_text()
+    assert not any(r["headline_eligible"] for r in rows)
     assert all(r["dependent_tasks"] is None for r in rows)  # the toy domain has no grader
     assert json.loads((out / "reports" / "toy_domain.json").read_text())["target"] == "toy_domain"
 

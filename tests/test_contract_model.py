@@ -51,6 +51,20 @@ def test_tiers_are_derived(tmp_path):
 
 
 @pytest.mark.parametrize(
+    ("surface", "tier"),
+    [
+        ("readme", Tier.AGENT_VISIBLE),
+        ("external_standard", Tier.AGENT_VISIBLE),
+        ("prompt_template", Tier.AGENT_VISIBLE),
+        ("maintainer_annotation", Tier.MAINTAINER_ANNOTATED),
+    ],
+)
+def test_readme_and_external_standard_are_agent_visible(tmp_path, surface, tier):
+    text = BASE.replace("surface: maintainer_annotation", f"surface: {surface}")
+    assert load_contract(write(tmp_path, text)).arguments[0].tier is tier
+
+
+@pytest.mark.parametrize(
     ("old", "new", "expected"),
     [
         (

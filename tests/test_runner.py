@@ -363,9 +363,21 @@ def test_refreeze_draws_only_from_pairs_no_freeze_used(tmp_path):
     assert set(record["used_pairs"]) == second
 
 
+def committed(root: Path) -> None:
+    """The project as a git repository whose one commit holds the freeze record (publish
+    needs the freeze commit before the run)."""
+    for command in (
+        ["init", "-q"],
+        ["add", "plans", "mutants"],
+        ["-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", "freeze"],
+    ):
+        subprocess.run(["git", "-C", str(root), *command], check=True, capture_output=True)
+
+
 def test_report_and_compare_from_the_command_line(tmp_path):
     root = project(tmp_path, per_operator=2)
     drawn_and_frozen(root)
+    committed(root)
     assert harness("run", "plans/small.yaml", cwd=root).returncode == 0
     (run,) = (root / "results" / "small").iterdir()
     published = harness("publish", str(run), cwd=root)

@@ -309,6 +309,104 @@ def test_falsy_lookalikes_are_not_flagged() -> None:
     assert of(flags, ScanCheck.FALSY_TRUTHINESS_TEST) == []
 
 
+# --------------------------------------------------------------------------- bool | None
+
+
+def test_optional_bool_truthiness_is_flagged() -> None:
+    flags = scan(
+        """\
+        from typing import Annotated, Optional, Union
+
+        def update(env, tid: int, recurring: bool | None = None, paid: Optional[bool] = None,
+                   done: "Union[bool, None]" = None, hold: Annotated[bool | None, "x"] = None):
+            t = env.transactions[tid]
+            if recurring:
+                t.recurring = recurring
+            t.paid = paid if paid else t.paid
+            while not done:
+                break
+            env.hold = bool(hold)
+        """
+    )
+    found = of(flags, ScanCheck.OPTIONAL_BOOL_TRUTHINESS)
+    assert [(f.line, f.message.split("`")[1]) for f in found] == [
+        (6, "if recurring:"),
+        (8, "... if paid else ..."),
+        (9, "while not done:"),
+        (11, "bool(hold)"),
+    ]
+    assert found[0].message.endswith("use `if recurring is not None:`")
+    assert all(f.class_hint is DefectClass.IGNORED_ARGUMENT for f in found)
+    # not a falsy_truthiness_test as well: bool has no falsy value other than its own False
+    assert of(flags, ScanCheck.FALSY_TRUTHINESS_TEST) == []
+
+
+def test_optional_bool_lookalikes_are_not_flagged() -> None:
+    flags = scan(
+        """\
+        def update(env, recurring: bool | None = None, notify: bool = False,
+                   mode: bool | int | None = None, flag: bool | None = None):
+            if recurring is not None:
+                env.recurring = recurring
+            if notify:                      # a plain bool: its truthiness is its value
+                env.notify = True
+            if mode:                        # not exactly bool | None
+                env.mode = mode
+            env.flag = flag or False        # None collapsed to False on purpose
+        """
+    )
+    assert of(flags, ScanCheck.OPTIONAL_BOOL_TRUTHINESS) == []
+
+
+# --------------------------------------------------------------------------- unused parameters
+
+
+def test_unused_parameter_is_flagged() -> None:
+    flags = scan(
+        """\
+        def invite(env, user: str, user_email: str, note: str = "") -> None:
+            env.users.append(user)
+            def later():
+                return note                 # read in a closure: used
+            env.later = later
+        """,
+        injected=["env"],
+    )
+    [flag] = of(flags, ScanCheck.UNUSED_PARAMETER)
+    assert (flag.function, flag.line) == ("invite", 1)
+    assert flag.message.startswith("parameter `user_email` is never read")
+    assert flag.class_hint is DefectClass.IGNORED_ARGUMENT
+
+
+def test_unused_parameter_lookalikes_are_not_flagged() -> None:
+    flags = scan(
+        """\
+        from abc import abstractmethod
+
+        def stub(env, name: str) -> None:
+            \"\"\"A protocol method.\"\"\"
+            ...
+
+        def todo(env, name: str) -> None:
+            raise NotImplementedError
+
+        class Base:
+            @abstractmethod
+            def run(self, name: str) -> None:
+                env = 1
+                print(env)
+
+        def forward(env, name: str, _unused: int = 0, *args, **kwargs) -> dict:
+            return dict(locals())
+
+        def private(env, name: str, _ignored: int = 0) -> None:
+            env.name = name
+        """,
+        injected=["env"],
+    )
+    assert of(flags, ScanCheck.UNUSED_PARAMETER) == []
+
+
 # --------------------------------------------------------------------------- verb pairs
 
 

@@ -5,7 +5,7 @@ bytecode or runs the scanned code, so a module whose body would raise, write a f
 socket is scanned like any other. Its output is a list of `ScanFlag`s: leads for a reviewer,
 never verdicts. Each flag carries the `DefectClass` the pattern most often points at.
 
-The five checks:
+The seven checks:
 
 ``literal_success_return`` (hint: phantom_effect)
     In a *writer* function (one that stores to an attribute or subscript, deletes one, calls a
@@ -38,6 +38,18 @@ The five checks:
     typing aliases), optionally wrapped in ``Optional``/``X | None``/``Union``. ``bool`` and
     other classes are not flagged. The test treats ``0``/``""``/``[]`` like a missing value.
     ``p or []`` (the fallback equals the falsy value) is harmless and not flagged.
+
+``optional_bool_truthiness`` (hint: ignored_argument)
+    The same truthiness tests of an agent parameter annotated ``bool | None`` (``Optional[bool]``,
+    ``Union[bool, None]``), where ``None`` means "leave as it is" and ``False`` is a value of its
+    own: ``if recurring:`` skips an explicit ``False`` exactly as it skips ``None``. A plain
+    ``bool`` is not flagged (its truthiness is its value); ``p or False`` is not flagged.
+
+``unused_parameter`` (hint: ignored_argument)
+    An agent parameter the body never reads (no load of its name anywhere in the function,
+    nested functions included). Not flagged: names starting with ``_``, ``*args``/``**kwargs``,
+    a function calling ``locals()``/``vars()``, and stubs (a body of only a docstring, ``pass``,
+    ``...`` or a ``raise``) and ``@abstractmethod``/``@overload`` definitions.
 
 ``verb_pair_asymmetry`` (hint: invariant_break)
     Functions in one scope (the module, or one class) named by complementary verbs - book/cancel,
@@ -82,6 +94,8 @@ class ScanCheck(StrEnum):
     PARAMETER_ONLY_LOGGED = "parameter_only_logged"
     FALSY_TRUTHINESS_TEST = "falsy_truthiness_test"
     VERB_PAIR_ASYMMETRY = "verb_pair_asymmetry"
+    OPTIONAL_BOOL_TRUTHINESS = "optional_bool_truthiness"
+    UNUSED_PARAMETER = "unused_parameter"
 
 
 class ScanFlag(BaseModel):
@@ -107,6 +121,8 @@ _CLASS_HINTS: dict[ScanCheck, DefectClass] = {
     ScanCheck.PARAMETER_ONLY_LOGGED: DefectClass.IGNORED_ARGUMENT,
     ScanCheck.FALSY_TRUTHINESS_TEST: DefectClass.IGNORED_ARGUMENT,
     ScanCheck.VERB_PAIR_ASYMMETRY: DefectClass.INVARIANT_BREAK,
+    ScanCheck.OPTIONAL_BOOL_TRUTHINESS: DefectClass.IGNORED_ARGUMENT,
+    ScanCheck.UNUSED_PARAMETER: DefectClass.IGNORED_ARGUMENT,
 }
 
 FuncNode = ast.FunctionDef | ast.AsyncFunctionDef
@@ -922,23 +938,17 @@ def _statement_keyword(stmt: ast.stmt, lines: list[str]) -> str:
     return {ast.While: "while", ast.Assert: "assert"}.get(type(stmt), "if")
 
 
-def _check_falsy_tests(
-    fn: _Func, injected: frozenset[str], file: str, lines: list[str]
-) -> list[ScanFlag]:
-    falsy = {
-        a.arg: example
-        for a in _agent_params(fn, injected)
-        if (example := _falsy_example(a.annotation)) is not None
-    }
-    if not falsy:
-        return []
-    # (name node, snippet shown, suggested replacement or None) per truthiness test.
+def _truthiness_hits(
+    fn: _Func, names: Collection[str], lines: list[str]
+) -> list[tuple[ast.Name, str, str | None]]:
+    """(name node, snippet shown, suggested replacement or None) per truthiness test of one
+    of `names` in `fn`."""
     hits: list[tuple[ast.Name, str, str | None]] = []
     seen: set[int] = set()
 
     def add_test(test: ast.expr, render: str, keyword: str | None, colon: str) -> None:
         for name in _tested_names(test):
-            if name.id not in falsy or id(name) in seen:
+            if name.id not in names or id(name) in seen:
                 continue
             seen.add(id(name))
             suggestion = None
@@ -974,9 +984,21 @@ def _check_falsy_tests(
                 # `ids or []` swaps an empty value for an equal one: harmless.
                 if not (isinstance(node.op, ast.Or) and _is_empty_literal(following)):
                     add_test(value, _short(node), None, "")
+    return hits
 
+
+def _check_falsy_tests(
+    fn: _Func, injected: frozenset[str], file: str, lines: list[str]
+) -> list[ScanFlag]:
+    falsy = {
+        a.arg: example
+        for a in _agent_params(fn, injected)
+        if (example := _falsy_example(a.annotation)) is not None
+    }
+    if not falsy:
+        return []
     flags: list[ScanFlag] = []
-    for name, render, suggestion in hits:
+    for name, render, suggestion in _truthiness_hits(fn, falsy, lines):
         advice = f"use `{suggestion}`" if suggestion else f"test `{name.id} is None` explicitly"
         flags.append(
             _flag(
@@ -988,6 +1010,115 @@ def _check_falsy_tests(
             )
         )
     return flags
+
+
+# --------------------------------------------------------------------------- check 6
+
+
+def _annotation_node(annotation: ast.expr | None) -> ast.expr | None:
+    text = _const_str(annotation) if annotation is not None else None
+    if text is None:
+        return annotation
+    try:  # a string annotation: parse it, still without evaluating anything
+        return ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
+
+
+def _union_members(annotation: ast.expr | None) -> list[ast.expr] | None:
+    """The members of `X | Y`, `Optional[X]` or `Union[X, Y]`; None for anything else."""
+    node = _annotation_node(annotation)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        left = _union_members(node.left) or [node.left]
+        right = _union_members(node.right) or [node.right]
+        return [*left, *right]
+    if isinstance(node, ast.Subscript):
+        base = _call_name(node.value)
+        inner = node.slice
+        elts = list(inner.elts) if isinstance(inner, ast.Tuple) else [inner]
+        if base == "Optional":
+            return [*elts, ast.Constant(None)]
+        if base == "Union":
+            return elts
+        if base == "Annotated":
+            return _union_members(elts[0])
+    return None
+
+
+def _is_optional_bool(annotation: ast.expr | None) -> bool:
+    """`bool | None` in any spelling: exactly bool and None."""
+    members = _union_members(annotation)
+    if members is None:
+        return False
+    kinds = set()
+    for member in members:
+        none = isinstance(member, ast.Constant) and member.value is None
+        if none or _call_name(member) == "NoneType":
+            kinds.add("None")
+        else:
+            kinds.add(_call_name(member) or "?")
+    return kinds == {"bool", "None"}
+
+
+def _check_optional_bool_tests(
+    fn: _Func, injected: frozenset[str], file: str, lines: list[str]
+) -> list[ScanFlag]:
+    names = {a.arg for a in _agent_params(fn, injected) if _is_optional_bool(a.annotation)}
+    if not names:
+        return []
+    flags: list[ScanFlag] = []
+    for name, render, suggestion in _truthiness_hits(fn, names, lines):
+        advice = f"use `{suggestion}`" if suggestion else f"test `{name.id} is None` explicitly"
+        flags.append(
+            _flag(
+                ScanCheck.OPTIONAL_BOOL_TRUTHINESS,
+                file,
+                fn,
+                name.lineno,
+                f"`{render}` treats an explicit False like a missing {name.id} (bool | None: "
+                f"None is 'leave as it is', False a value); {advice}",
+            )
+        )
+    return flags
+
+
+# --------------------------------------------------------------------------- check 7
+
+
+def _is_stub(fn: FuncNode) -> bool:
+    body = list(fn.body)
+    if body and isinstance(body[0], ast.Expr) and _const_str(body[0].value) is not None:
+        body = body[1:]  # the docstring
+    return all(
+        isinstance(stmt, ast.Pass | ast.Raise)
+        or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))
+        for stmt in body
+    )
+
+
+def _check_unused_parameters(fn: _Func, injected: frozenset[str], file: str) -> list[ScanFlag]:
+    node = fn.node
+    decorators = {_call_name(d) for d in node.decorator_list}
+    if _is_stub(node) or decorators & {"abstractmethod", "overload"}:
+        return []
+    loads: set[str] = set()
+    for inner in _walk_body(node):
+        if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Load):
+            loads.add(inner.id)
+        # locals()/vars() read every parameter by name
+        if isinstance(inner, ast.Call) and _call_name(inner.func) in {"locals", "vars"}:
+            return []
+    return [
+        _flag(
+            ScanCheck.UNUSED_PARAMETER,
+            file,
+            fn,
+            param.lineno,
+            f"parameter `{param.arg}` is never read: whatever the agent passes is ignored",
+        )
+        for param in _agent_params(fn, injected)
+        if param.arg not in loads and not param.arg.startswith("_")
+    ]
 
 
 # --------------------------------------------------------------------------- check 5
@@ -1182,6 +1313,8 @@ def scan_source(
         flags += _check_commented_guards(fn, runs.get(fn.qualname, []), file)
         flags += _check_logged_only(fn, injected_names, file)
         flags += _check_falsy_tests(fn, injected_names, file, module.lines)
+        flags += _check_optional_bool_tests(fn, injected_names, file, module.lines)
+        flags += _check_unused_parameters(fn, injected_names, file)
     flags += _check_verb_pairs(selected, module)
     unique = {(f.line, f.check, f.function, f.message): f for f in flags}
     return sorted(unique.values(), key=lambda f: (f.file, f.line, f.check, f.function, f.message))

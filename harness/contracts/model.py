@@ -29,8 +29,17 @@ class Surface(StrEnum):
     MAINTAINER_ANNOTATION = "maintainer_annotation"
 
 
+# The design's tier rule: what an agent (or the person building one) can read. A README
+# and an external standard are published with the benchmark; a maintainer's annotation is not.
 AGENT_VISIBLE_SURFACES = frozenset(
-    {Surface.DOCSTRING, Surface.SCHEMA, Surface.TOOL_RETURN, Surface.PROMPT_TEMPLATE}
+    {
+        Surface.DOCSTRING,
+        Surface.SCHEMA,
+        Surface.TOOL_RETURN,
+        Surface.PROMPT_TEMPLATE,
+        Surface.README,
+        Surface.EXTERNAL_STANDARD,
+    }
 )
 
 
@@ -163,7 +172,9 @@ class SuccessSignal(_Cited):
 
 
 class PreconditionViolation(_Strict):
-    """What a call with a false precondition must produce."""
+    """What a call with a false precondition must produce. It cites no surface: a clause
+    broken only in its `state_unchanged` part (the call was refused, the state changed
+    anyway) is an inferred finding (`Contract.refusal_tier`)."""
 
     error: bool = True
     state_unchanged: bool = True
@@ -318,6 +329,26 @@ class Contract(_Strict):
 
     def clause_ids(self) -> list[str]:
         return [c.id for field in CLAUSE_PREFIXES for c in getattr(self, field)]
+
+    def clause_tier(self, clause_id: str) -> Tier:
+        """The derived tier of a clause by id, `success` and `reset` included; an id the
+        contract does not have (a checker's own rule) is inferred."""
+        if clause_id == "success":
+            return self.success.tier
+        if clause_id == "reset":
+            return self.reset.tier if self.reset is not None else Tier.INFERRED
+        for field in CLAUSE_PREFIXES:
+            for clause in getattr(self, field):
+                if clause.id == clause_id:
+                    tier: Tier = clause.tier
+                    return tier
+        return Tier.INFERRED
+
+    @property
+    def refusal_tier(self) -> Tier:
+        """The tier of "a refused call leaves the state unchanged" (on_precondition_violation
+        has no provenance field, so no surface stands behind it)."""
+        return Tier.INFERRED
 
     def draft_ids(self) -> list[str]:
         return [i for i in self.clause_ids() if is_draft(i)]

@@ -4,16 +4,24 @@ in its own right (what the checker finds in a benchmark as shipped).
 Writes `tools.jsonl` (one row per tool: verdict, the violated clauses with class and
 witness, the untestable clauses with reason), `reports/<target>.json` (the full reports)
 and `SUMMARY.md`. Files are written to a temporary folder and moved into place whole.
+
+Each violated clause carries its tier (`finding_tier`): the clause's derived tier, except
+that an unenforced precondition whose witness calls were all refused broke only
+"a refused call leaves the state unchanged", which cites no surface (inferred). A tool's
+finding is *headline-eligible* when at least one violated clause is agent-visible; the
+summary counts those tools apart from the rest.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from harness.checker.verdicts import CheckReport, Verdict
+from harness.checker.verdicts import CheckReport, ClauseVerdict, DefectClass, Verdict
+from harness.contracts.model import Contract, Tier
 from harness.targets.adapter import GraderAdapter
 from harness.targets.registry import Target, load_target
 
@@ -30,11 +38,35 @@ def _clause_texts(target: Target, tool: str) -> dict[str, str]:
     return texts
 
 
+def finding_tier(contract: Contract, clause: ClauseVerdict) -> Tier:
+    """The tier of the promise a violation breaks (module rule)."""
+    witness = clause.witness
+    if (
+        clause.defect_class is DefectClass.UNENFORCED_PRECONDITION
+        and witness is not None
+        and witness.probes
+        and not any(probe.success for probe in witness.probes)
+    ):
+        return contract.refusal_tier
+    return contract.clause_tier(clause.clause_id)
+
+
 def tool_rows(target: Target, report: CheckReport) -> list[dict[str, Any]]:
     grader = target.adapter if isinstance(target.adapter, GraderAdapter) else None
     rows = []
     for tool in report.tools:
         texts = _clause_texts(target, tool.tool)
+        contract = target.contracts[tool.tool]
+        violations = [
+            {
+                "clause_id": c.clause_id,
+                "text": texts.get(c.clause_id, ""),
+                "defect_class": c.defect_class.value if c.defect_class else None,
+                "tier": finding_tier(contract, c).value,
+                "witness": c.witness.model_dump(mode="json") if c.witness else None,
+            }
+            for c in tool.violations()
+        ]
         rows.append(
             {
                 "target": report.target,
@@ -42,15 +74,8 @@ def tool_rows(target: Target, report: CheckReport) -> list[dict[str, Any]]:
                 "checker": f"{report.checker} {report.checker_version}",
                 "tool": tool.tool,
                 "verdict": tool.verdict.value,
-                "violations": [
-                    {
-                        "clause_id": c.clause_id,
-                        "text": texts.get(c.clause_id, ""),
-                        "defect_class": c.defect_class.value if c.defect_class else None,
-                        "witness": c.witness.model_dump(mode="json") if c.witness else None,
-                    }
-                    for c in tool.violations()
-                ],
+                "violations": violations,
+                "headline_eligible": any(v["tier"] == Tier.AGENT_VISIBLE.value for v in violations),
                 "untestable": [
                     {
                         "clause_id": c.clause_id,
@@ -76,28 +101,47 @@ def _summary(rows: list[dict[str, Any]]) -> str:
         "Written by `harness baseline`; do not edit. A VIOLATES here is a finding about the "
         "benchmark as shipped (or about its contract): read the witness.",
         "",
-        "| target | tool | verdict | violated clauses (class) | untestable clauses "
-        "| tasks whose ground truth calls it |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "A finding is headline-eligible when a violated clause is agent-visible (its quote is "
+        "on a surface an agent reads: docstring, schema, prompt template, tool return, README, "
+        "external standard). Tiers: agent_visible, maintainer_annotated, inferred (no surface).",
+        "",
+        "| target | tool | verdict | headline | violated clauses (class, tier) "
+        "| untestable clauses | tasks whose ground truth calls it |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for row in rows:
-        violated = ", ".join(f"`{v['clause_id']}` ({v['defect_class']})" for v in row["violations"])
+        violated = ", ".join(
+            f"`{v['clause_id']}` ({v['defect_class']}, {v['tier']})" for v in row["violations"]
+        )
+        headline = "yes" if row["headline_eligible"] else "—"
         untestable = ", ".join(f"`{u['clause_id']}` ({u['reason']})" for u in row["untestable"])
         tasks = row["dependent_tasks"]
         depends = "n/a" if tasks is None else f"{len(tasks)}: {', '.join(tasks)}" if tasks else "0"
         lines.append(
-            f"| {row['target']} | `{row['tool']}` | {row['verdict']} | "
+            f"| {row['target']} | `{row['tool']}` | {row['verdict']} | {headline} | "
             f"{violated or '—'} | {untestable or '—'} | {depends} |"
         )
-    totals: dict[str, int] = {}
-    for row in rows:
-        totals[row["verdict"]] = totals.get(row["verdict"], 0) + 1
-    lines += ["", "Totals: " + ", ".join(f"{n} {v}" for v, n in sorted(totals.items())), ""]
+    totals = Counter(row["verdict"] for row in rows)
+    violating = [row for row in rows if row["violations"]]
+    eligible = sum(1 for row in violating if row["headline_eligible"])
+    clauses = Counter(v["tier"] for row in violating for v in row["violations"])
+    lines += [
+        "",
+        "Totals: " + ", ".join(f"{n} {v}" for v, n in sorted(totals.items())),
+        "",
+        f"Headline: {eligible} tools with a headline-eligible finding (an agent-visible "
+        f"clause violated); {len(violating) - eligible} tools violate only clauses that are "
+        "not agent-visible. Violated clauses by tier: "
+        + ", ".join(f"{n} {tier}" for tier, n in sorted(clauses.items()))
+        + ".",
+        "",
+    ]
     for row in rows:
         for v in row["violations"]:
             witness = v["witness"] or {}
             lines += [
-                f"## {row['target']} `{row['tool']}` — `{v['clause_id']}` ({v['defect_class']})",
+                f"## {row['target']} `{row['tool']}` — `{v['clause_id']}` ({v['defect_class']}, "
+                f"{v['tier']})",
                 "",
                 f"Clause: {v['text']}",
                 "",

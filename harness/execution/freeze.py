@@ -2,31 +2,39 @@
 
 Groups: the plan file, the checker's scope files, the contracts, the target's source
 files and package versions, the drawn corpus (pool, manifest, diffs) and the negative
-controls. The freeze id is the hash of all of it. The committed record
-`plans/<plan>.freeze.json` is the authority; an annotated git tag `freeze/<plan>/<id>` is
-made as well where git allows (a clone may carry no tags).
+controls; since schema 2 also the versions of the packages the checker's behaviour
+depends on (pydantic, PyYAML, and what each target's adapter names). The freeze id is the
+hash of all of it. `harness freeze` writes `plans/<plan>.freeze.json` and commits nothing:
+it prints the git commands that commit the record and tag it. The commit order in `git log`
+(`harness.execution.history`), not the tag, shows that a freeze came before its results;
+a freeze whose id already has results is refused.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import inspect
 import json
 import os
-import subprocess
 import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness.errors import Problem, UserError
 from harness.execution.draw import corpus_dir
 from harness.execution.plan import Plan
+from harness.targets.adapter import PackageVersions
 from harness.targets.registry import load_target
 
-FREEZE_SCHEMA_VERSION = 1
+# 2: package_versions. Records of schema 1 (no package versions) are read as they are.
+FREEZE_SCHEMA_VERSION = 2
+# The distributions the checker itself runs on: contract parsing (PyYAML) and every record
+# (pydantic). Targets add theirs through the optional `PackageVersions` adapter protocol.
+CHECKER_PACKAGES = ("pydantic", "PyYAML")
 
 
 class PreviousFreeze(BaseModel):
@@ -46,6 +54,23 @@ class FreezeRecord(BaseModel):
     target_versions: dict[str, str]
     used_pairs: list[str]
     previous: list[PreviousFreeze] = Field(default_factory=list)
+    package_versions: dict[str, str] | None = Field(
+        default=None,
+        description="distribution -> version the checker's behaviour depends on; "
+        "None in a schema-1 record, which did not record them",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _migrate(cls, data: object) -> object:
+        """Schema 1 had no package versions: read it unchanged, never rewrite it."""
+        if (
+            isinstance(data, dict)
+            and data.get("schema_version") == 1
+            and "package_versions" in data
+        ):
+            raise ValueError("package_versions needs schema_version 2")
+        return data
 
     def all_used(self) -> set[str]:
         return set(self.used_pairs).union(*(p.used_pairs for p in self.previous))
@@ -152,6 +177,23 @@ def installed_part(hashes: dict[str, dict[str, str]]) -> dict[str, dict[str, str
     return {group: h for group, h in hashes.items() if group not in PROJECT_GROUPS}
 
 
+def package_versions(plan: Plan) -> dict[str, str]:
+    """Installed versions of CHECKER_PACKAGES and of every package a target's adapter
+    names (`PackageVersions`); a distribution not installed reads "not installed"."""
+    names = set(CHECKER_PACKAGES)
+    for name in plan.targets():
+        adapter = load_target(name).adapter
+        if isinstance(adapter, PackageVersions):
+            names.update(adapter.package_versions())
+    versions = {}
+    for name in sorted(names, key=str.lower):
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
 def installed_inputs(plan: Plan) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
     """(hashes of checker_scope[:NAME], contracts and target_source; target versions): what
     the installed packages of this interpreter hold, the part of a freeze a remote worker
@@ -186,15 +228,23 @@ def installed_inputs(plan: Plan) -> tuple[dict[str, dict[str, str]], dict[str, s
     return hashes, versions
 
 
-def freeze_id_of(hashes: dict[str, dict[str, str]], versions: dict[str, str], checker: str) -> str:
-    material = json.dumps(
-        {"hashes": hashes, "versions": versions, "checker": checker}, sort_keys=True
-    )
-    return hashlib.sha256(material.encode()).hexdigest()[:16]
+def freeze_id_of(
+    hashes: dict[str, dict[str, str]],
+    versions: dict[str, str],
+    checker: str,
+    packages: dict[str, str] | None = None,
+) -> str:
+    """The freeze id; `packages` is part of it from schema 2 on (a schema-1 id is left as
+    it was computed)."""
+    material: dict[str, object] = {"hashes": hashes, "versions": versions, "checker": checker}
+    if packages is not None:
+        material["packages"] = packages
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def record_path(root: Path, plan: Plan) -> Path:
-    return root / "plans" / f"{plan.name}.freeze.json"
+def record_path(root: Path, plan: Plan | str) -> Path:
+    name = plan if isinstance(plan, str) else plan.name
+    return root / "plans" / f"{name}.freeze.json"
 
 
 def read_record(root: Path, plan: Plan) -> FreezeRecord | None:
@@ -204,11 +254,35 @@ def read_record(root: Path, plan: Plan) -> FreezeRecord | None:
     return FreezeRecord.model_validate_json(path.read_text(encoding="utf-8"))
 
 
+def existing_results(root: Path, plan: Plan, freeze_id: str) -> list[Path]:
+    """Run folders of `freeze_id` (any checker), local or published."""
+    found: list[Path] = []
+    for folder in (root / "results" / plan.name, root / "results" / "reference" / plan.name):
+        if folder.is_dir():
+            found += sorted(folder.glob(f"{freeze_id}*"))
+    return found
+
+
 def freeze(plan_path: Path, plan: Plan, root: Path, used_pairs: list[str]) -> FreezeRecord:
+    """Write the freeze record; refused when results of its id already exist (a freeze
+    made after its results proves nothing)."""
     hashes, versions = current_inputs(plan_path, plan, root)
     checker = checker_for(plan)
     checker_name = f"{checker.name} {checker.version}"
-    new_id = freeze_id_of(hashes, versions, checker_name)
+    packages = package_versions(plan)
+    new_id = freeze_id_of(hashes, versions, checker_name, packages)
+    results = existing_results(root, plan, new_id)
+    if results:
+        raise UserError(
+            Problem(
+                _rel(results[0], root),
+                "freeze",
+                f"results of freeze {new_id} already exist, so this freeze would not come "
+                "before its results",
+                "change an input and draw anew (harness draw --refreeze), or remove the "
+                "results if they were never published",
+            )
+        )
     old = read_record(root, plan)
     previous = list(old.previous) if old else []
     if old and old.freeze_id != new_id:
@@ -222,6 +296,7 @@ def freeze(plan_path: Path, plan: Plan, root: Path, used_pairs: list[str]) -> Fr
         target_versions=versions,
         used_pairs=sorted(used_pairs),
         previous=previous,
+        package_versions=packages,
     )
     path = record_path(root, plan)
     tmp = path.with_suffix(".tmp")
@@ -230,26 +305,22 @@ def freeze(plan_path: Path, plan: Plan, root: Path, used_pairs: list[str]) -> Fr
     return record
 
 
-def tag(root: Path, record: FreezeRecord) -> str | None:
-    """Create the annotated tag; returns a reason when git could not (never fatal)."""
-    name = f"freeze/{record.plan}/{record.freeze_id}"
-    done = subprocess.run(
-        [
-            "git",
-            "-C",
-            str(root),
-            "tag",
-            "-a",
-            "-f",
-            name,
-            "-m",
-            f"freeze {record.freeze_id} of plan {record.plan}",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return None if done.returncode == 0 else (done.stderr.strip() or "git tag failed")
+def commit_commands(root: Path, plan_path: Path, record: FreezeRecord) -> list[str]:
+    """The git commands that commit the freeze record (with the plan and its drawn corpus)
+    and tag it; `harness freeze` prints them and runs none."""
+    paths = [
+        _rel(plan_path, root),
+        _rel(record_path(root, record.plan), root),
+        f"mutants/{record.plan}",
+    ]
+    if (root / "controls").is_dir():
+        paths.append("controls")
+    return [
+        "git add " + " ".join(paths),
+        f'git commit -m "freeze {record.freeze_id} of plan {record.plan}"',
+        f'git tag -a freeze/{record.plan}/{record.freeze_id} -m "freeze {record.freeze_id} '
+        f'of plan {record.plan}"',
+    ]
 
 
 def verify(plan_path: Path, plan: Plan, root: Path) -> tuple[FreezeRecord, list[Problem]]:
@@ -266,6 +337,9 @@ class Verification:
     problems: list[Problem]
     hashes: dict[str, dict[str, str]]
     versions: dict[str, str]
+    packages: dict[str, str]  # installed versions of the record's (or today's) packages
+    # a package whose version differs from the freeze: a warning, refused under --strict
+    package_problems: list[Problem]
 
     @property
     def record_and_problems(self) -> tuple[FreezeRecord, list[Problem]]:
@@ -311,4 +385,28 @@ def verified_inputs(plan_path: Path, plan: Plan, root: Path) -> Verification:
                     fix,
                 )
             )
-    return Verification(record, problems, hashes, versions)
+    packages = package_versions(plan)
+    return Verification(
+        record, problems, hashes, versions, packages, package_problems(record, packages)
+    )
+
+
+def package_problems(record: FreezeRecord, packages: dict[str, str]) -> list[Problem]:
+    """One problem per package whose installed version differs from the frozen one (none
+    for a schema-1 record, which recorded no versions)."""
+    if record.package_versions is None:
+        return []
+    problems = []
+    for name in sorted(set(record.package_versions) | set(packages), key=str.lower):
+        then, now = record.package_versions.get(name), packages.get(name)
+        if then != now:
+            problems.append(
+                Problem(
+                    name,
+                    "package_versions",
+                    f"installed {now or 'not recorded'} differs from {then or 'nothing'} "
+                    f"recorded in freeze {record.freeze_id}",
+                    f"install {name}=={then}" if then else "freeze anew with it installed",
+                )
+            )
+    return problems

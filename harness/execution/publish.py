@@ -1,4 +1,6 @@
-"""`harness publish`: copy a finished run into the committed reference folder."""
+"""`harness publish`: copy a finished run into the committed reference folder, only when
+git history shows its freeze came first (`harness.execution.history`; a post-hoc run has no
+freeze to show and is published as post hoc)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import shutil
 from pathlib import Path
 
 from harness.errors import Problem, UserError
+from harness.execution.history import check_order
 
 PUBLISHED = ("ledger.jsonl", "run.json", "baseline.json")
 
@@ -34,6 +37,14 @@ def publish(run_dir: Path) -> Path:
             )
         )
     results = run_dir.resolve().parent.parent
+    if not manifest.get("post_hoc"):
+        check_order(
+            results.parent,
+            run_dir,
+            manifest["plan"],
+            manifest["freeze_id"],
+            manifest.get("freeze_record"),
+        )
     destination = results / "reference" / manifest["plan"] / manifest["run"]
     tmp = destination.with_name(destination.name + ".tmp")
     if tmp.exists():

@@ -8,6 +8,11 @@ observations, the grader's verdicts), and the process that called `execute` is t
 writer of the ledger: an outcome whose pair is already recorded is dropped, so a rerun
 batch never writes a row twice. Rows depend on nothing but the plan, its seed and the
 freeze, never on the executor, the worker count or the order in which pairs finish.
+
+Before the first pair, `execute` looks up the freeze commit in git history
+(`harness.execution.history`) and the installed package versions: an uncommitted (or
+changed) freeze record and a package version other than the frozen one are warnings, written
+to run.json, and refusals under `strict`.
 """
 
 from __future__ import annotations
@@ -26,16 +31,18 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from harness.checker.verdicts import ToolReport, Verdict
-from harness.errors import UserError
+from harness.errors import Problem, UserError
 from harness.execution.controls import patched_contract
 from harness.execution.draw import Corpus, DrawnPair, load_corpus
 from harness.execution.freeze import (
     Verification,
     checker_for,
     freeze_id_of,
+    record_path,
     run_checker,
     verified_inputs,
 )
+from harness.execution.history import FreezeCommit, freeze_commit
 from harness.execution.ledger import (
     LedgerRow,
     LedgerWriter,
@@ -240,6 +247,7 @@ class RunResult:
     rows: list[LedgerRow]
     skipped: int
     scored: int
+    warnings: list[str] = field(default_factory=list)
 
 
 def run_dir_for(root: Path, plan: Plan, run_id: str) -> Path:
@@ -258,8 +266,44 @@ def prepare(plan_path: Path, post_hoc: bool) -> tuple[Plan, Path, str, bool, Ver
     if not post_hoc:
         raise UserError(check.problems)
     checker = checker_for(plan)
-    current = freeze_id_of(check.hashes, check.versions, f"{checker.name} {checker.version}")
+    current = freeze_id_of(
+        check.hashes, check.versions, f"{checker.name} {checker.version}", check.packages
+    )
     return plan, root, f"posthoc-{current}", True, check
+
+
+def provenance_warnings(
+    root: Path, plan: Plan, check: Verification, strict: bool
+) -> tuple[FreezeCommit, list[str]]:
+    """(where the freeze record was first committed, warnings); under `strict` a warning
+    is a refusal instead."""
+    path = record_path(root, plan)
+    found = freeze_commit(root, path, check.record.freeze_id)
+    problems = list(check.package_problems)
+    line = found.warning()
+    if line is not None:
+        problems.insert(
+            0,
+            Problem(
+                str(path),
+                f"freeze record ({found.status})",
+                line,
+                "commit it as `harness freeze` printed, before the run",
+            ),
+        )
+    if strict and problems:
+        raise UserError(problems)
+    return found, [problem.line() for problem in problems]
+
+
+def _first_freeze_record(folder: Path, found: FreezeCommit) -> dict[str, Any] | None:
+    """What the run's first invocation found: a resumed run keeps it, so a record committed
+    after the first row cannot make the run look pre-registered."""
+    manifest = folder / "run.json"
+    if manifest.exists() and any(read_rows(folder / "ledger.jsonl")):
+        first: dict[str, Any] | None = json.loads(manifest.read_text()).get("freeze_record")
+        return first
+    return found.model_dump(mode="json")
 
 
 def _row(job: RunJob, pair: DrawnPair, outcome: PairOutcome) -> LedgerRow:
@@ -313,6 +357,7 @@ def execute(
     progress: Any = None,
     executor: Executor | None = None,
     checker: str | None = None,
+    strict: bool = False,
 ) -> RunResult:
     """Score the pairs not yet in the ledger with `executor` (default: the local pool of
     `workers` processes) under the plan's checker, or the comparison checker `checker`."""
@@ -322,6 +367,7 @@ def execute(
         executor = LocalExecutor(workers or os.cpu_count() or 1)
     plan, root, run_id, changed, check = prepare(plan_path, post_hoc)
     chosen, freeze_id, run_id, post_hoc = run_checker(plan, checker, run_id, changed, post_hoc)
+    found, warnings = provenance_warnings(root, plan, check, strict)
     corpus = load_corpus(root, plan)
     folder = run_dir_for(root, plan, run_id)
     with _folder_kept_only_with_rows(folder):
@@ -351,6 +397,9 @@ def execute(
             "platform": platform.platform(),
             "checker": f"{chosen.name} {chosen.version}",
             "target_versions": check.versions,
+            "package_versions": check.packages,
+            "freeze_record": _first_freeze_record(folder, found),
+            "warnings": warnings,
             "pairs_total": len(corpus.pairs),
             # the predictions this run is scored against, so a report needs no plan file;
             # a comparison checker's run has none (they are the plan checker's)
@@ -381,7 +430,7 @@ def execute(
         manifest["ended_at"] = datetime.now(UTC).isoformat(timespec="seconds")
         manifest["totals"] = dict(sorted(Counter(r.status.value for r in rows).items()))
         _write_json(folder / "run.json", manifest)
-        return RunResult(folder, rows, skipped, scored)
+        return RunResult(folder, rows, skipped, scored, warnings)
 
 
 if sys.platform == "win32":  # pragma: no cover - fork is required

@@ -77,6 +77,16 @@ class Adapter(Protocol):
 
 
 @runtime_checkable
+class PackageVersions(Protocol):
+    """Optional: the installed distributions a target's behaviour depends on (beyond its
+    hashed source), recorded in a freeze with their versions (`harness.execution.freeze`)."""
+
+    def package_versions(self) -> list[str]:
+        """Distribution names, e.g. ["agentdojo"]."""
+        ...
+
+
+@runtime_checkable
 class GraderAdapter(Protocol):
     """Optional: a target whose own grader can be replayed without a model (AgentDojo's
     user tasks: ground-truth calls, then the task's utility check)."""

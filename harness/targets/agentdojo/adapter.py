@@ -165,6 +165,10 @@ class AgentDojoAdapter:
         # mutant id (content-derived from the target version) must differ between them.
         return f"agentdojo {agentdojo_version()} {self.benchmark_version} {self.suite}"
 
+    def package_versions(self) -> list[str]:
+        # `PackageVersions`: the installed distribution the tools and the grader come from
+        return ["agentdojo"]
+
     def tool_names(self) -> list[str]:
         return sorted(self._data.functions)
 

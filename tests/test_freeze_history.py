@@ -1,0 +1,190 @@
+"""A freeze provably earlier than its results: `harness freeze`, `run` and `publish` in a
+temporary git repository, through the CLI, including the publish refusal on a run whose
+freeze commit holds (or follows) its results."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+from test_runner import drawn_and_frozen, harness, project
+
+from harness.execution.freeze import FreezeRecord
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def git(root: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(root), *args], capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+def repository(root: Path) -> None:
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "test@example.org")
+    git(root, "config", "user.name", "test")
+    git(root, "config", "commit.gpgsign", "false")
+
+
+def printed_commands(stdout: str) -> list[list[str]]:
+    return [
+        shlex.split(line.strip()) for line in stdout.splitlines() if line.startswith("    git ")
+    ]
+
+
+def freeze_as_printed(root: Path) -> str:
+    """Draw, freeze and run the git commands `harness freeze` printed; the freeze commit."""
+    assert harness("draw", "plans/small.yaml", cwd=root).returncode == 0
+    done = harness("freeze", "plans/small.yaml", cwd=root)
+    assert done.returncode == 0, done.stderr
+    commands = printed_commands(done.stdout)
+    assert [c[:2] for c in commands] == [["git", "add"], ["git", "commit"], ["git", "tag"]]
+    assert "plans/small.freeze.json" in commands[0]
+    for command in commands:
+        subprocess.run(command, cwd=root, check=True, capture_output=True)
+    return git(root, "rev-parse", "HEAD")
+
+
+def run_manifest(root: Path) -> dict:
+    (run,) = (p for p in (root / "results" / "small").iterdir() if p.is_dir())
+    return json.loads((run / "run.json").read_text())
+
+
+def test_freeze_commits_nothing_and_prints_the_commands(tmp_path):
+    root = project(tmp_path, per_operator=1)
+    repository(root)
+    git(root, "commit", "-q", "--allow-empty", "-m", "start")
+    commit = freeze_as_printed(root)
+    record = FreezeRecord.model_validate_json((root / "plans/small.freeze.json").read_text())
+    assert git(root, "log", "-1", "--format=%s") == f"freeze {record.freeze_id} of plan small"
+    assert git(root, "tag") == f"freeze/small/{record.freeze_id}"
+    assert git(root, "status", "--porcelain") == ""  # the printed add took every input
+    assert record.schema_version == 2
+    assert {"pydantic", "PyYAML"} <= set(record.package_versions or {})
+
+    done = harness("run", "plans/small.yaml", "--strict", cwd=root)
+    assert done.returncode == 0, done.stderr
+    assert "warning" not in done.stderr
+    manifest = run_manifest(root)
+    assert manifest["freeze_record"] == {
+        "path": "plans/small.freeze.json",
+        "freeze_id": record.freeze_id,
+        "status": "committed",
+        "commit": commit,
+        "matches_working_tree": True,
+    }
+    assert manifest["package_versions"] == record.package_versions
+    # results of that id exist now: freezing the same inputs again is refused, nothing written
+    before = (root / "plans/small.freeze.json").read_bytes()
+    again = harness("freeze", "plans/small.yaml", cwd=root)
+    assert again.returncode == 2
+    assert f"results of freeze {record.freeze_id} already exist" in again.stderr
+    assert (root / "plans/small.freeze.json").read_bytes() == before
+
+    run_dir = root / "results" / "small" / record.freeze_id
+    published = harness("publish", str(run_dir), cwd=root)
+    assert published.returncode == 0, published.stderr
+
+
+def test_an_uncommitted_freeze_warns_and_strict_refuses(tmp_path):
+    root = project(tmp_path, per_operator=1)
+    repository(root)
+    drawn_and_frozen(root)
+    strict = harness("run", "plans/small.yaml", "--strict", cwd=root)
+    assert strict.returncode == 2
+    assert "is not committed" in strict.stderr and "Traceback" not in strict.stderr
+    assert not (root / "results").exists()
+    done = harness("run", "plans/small.yaml", cwd=root)
+    assert done.returncode == 0, done.stderr
+    assert "warning: " in done.stderr and "is not committed" in done.stderr
+    manifest = run_manifest(root)
+    assert manifest["freeze_record"]["status"] == "uncommitted"
+    assert manifest["freeze_record"]["commit"] is None
+    # committed only after the run: the run cannot show it came later
+    git(root, "add", "plans", "mutants")
+    git(root, "commit", "-q", "-m", "freeze after the run")
+    refused = harness("publish", f"results/small/{manifest['run']}", cwd=root)
+    assert refused.returncode == 2
+    assert "did not find freeze" in refused.stderr
+    # resuming the run does not make it look pre-registered: the first start's finding stays
+    assert harness("run", "plans/small.yaml", cwd=root).returncode == 0
+    assert run_manifest(root)["freeze_record"]["status"] == "uncommitted"
+    # a record edited after its commit: a fresh run says so
+    shutil.rmtree(root / "results")
+    record = root / "plans/small.freeze.json"
+    record.write_text(record.read_text().replace('"created_at": "', '"created_at": "0'))
+    assert harness("run", "plans/small.yaml", cwd=root).returncode == 0
+    assert run_manifest(root)["freeze_record"]["status"] == "differs"
+
+
+def test_publish_refuses_a_freeze_committed_with_its_results(tmp_path):
+    """The repository's own past: the freeze record and its results in one commit."""
+    root = project(tmp_path, per_operator=1)
+    repository(root)
+    drawn_and_frozen(root)
+    assert harness("run", "plans/small.yaml", cwd=root).returncode == 0
+    run_id = run_manifest(root)["run"]
+    published = root / "results" / "reference" / "small" / run_id
+    published.mkdir(parents=True)
+    shutil.copy2(root / "results" / "small" / run_id / "ledger.jsonl", published)
+    git(root, "add", "plans", "mutants", "results/reference")
+    git(root, "commit", "-q", "-m", "freeze and results together")
+    both = git(root, "rev-parse", "HEAD")
+    refused = harness("publish", f"results/small/{run_id}", cwd=root)
+    assert refused.returncode == 2
+    assert f"first committed in {both}, and the same commit already holds results" in (
+        refused.stderr
+    )
+    assert "Traceback" not in refused.stderr
+
+
+def test_publish_refuses_a_freeze_committed_after_its_results(tmp_path):
+    root = project(tmp_path, per_operator=1)
+    repository(root)
+    drawn_and_frozen(root)
+    assert harness("run", "plans/small.yaml", cwd=root).returncode == 0
+    run_id = run_manifest(root)["run"]
+    published = root / "results" / "reference" / "small" / run_id
+    published.mkdir(parents=True)
+    shutil.copy2(root / "results" / "small" / run_id / "ledger.jsonl", published)
+    git(root, "add", "results/reference")
+    git(root, "commit", "-q", "-m", "results first")
+    results = git(root, "rev-parse", "HEAD")
+    git(root, "add", "plans", "mutants")
+    git(root, "commit", "-q", "-m", "then the freeze")
+    freeze = git(root, "rev-parse", "HEAD")
+    assert harness("run", "plans/small.yaml", cwd=root).returncode == 0
+    refused = harness("publish", f"results/small/{run_id}", cwd=root)
+    assert refused.returncode == 2
+    assert f"first committed in {freeze}, and commit {results} already holds" in refused.stderr
+
+
+def test_a_package_version_other_than_the_frozen_one_warns_and_strict_refuses(tmp_path):
+    root = project(tmp_path, per_operator=1)
+    repository(root)
+    git(root, "commit", "-q", "--allow-empty", "-m", "start")
+    freeze_as_printed(root)
+    path = root / "plans/small.freeze.json"
+    record = json.loads(path.read_text())
+    record["package_versions"]["pydantic"] = "0.0.1"
+    path.write_text(json.dumps(record, indent=1) + "\n")
+    git(root, "commit", "-q", "-am", "a freeze under another pydantic")
+    strict = harness("run", "plans/small.yaml", "--strict", cwd=root)
+    assert strict.returncode == 2
+    assert "pydantic: package_versions: installed" in strict.stderr
+    assert "0.0.1 recorded in freeze" in strict.stderr
+    done = harness("run", "plans/small.yaml", cwd=root)
+    assert done.returncode == 0 and "warning: pydantic: package_versions" in done.stderr
+
+
+def test_committed_schema_1_records_are_read_unchanged():
+    for name in ("closed_world", "open_world"):
+        text = (REPO / "plans" / f"{name}.freeze.json").read_text()
+        record = FreezeRecord.model_validate_json(text)
+        assert record.schema_version == 1 and record.package_versions is None
+        assert json.loads(text)["freeze_id"] == record.freeze_id
