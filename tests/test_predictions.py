@@ -321,6 +321,13 @@ def test_run_strict_exits_3_only_when_a_prediction_failed(tmp_path, floor, stric
     for command in ("draw", "freeze"):
         done = harness(command, "plans/strict.yaml", cwd=root)
         assert done.returncode == 0, done.stdout + done.stderr
+    # --strict also refuses a freeze record that git does not hold: commit it first
+    for git_args in (
+        ["init", "-q"],
+        ["add", "-A"],
+        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "freeze"],
+    ):
+        subprocess.run(["git", *git_args], cwd=root, check=True, capture_output=True)
     strict = harness("run", "plans/strict.yaml", "--strict", cwd=root)
     assert strict.returncode == strict_exit, strict.stdout + strict.stderr
     assert "Predictions of the plan, scored" in strict.stdout
