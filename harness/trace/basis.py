@@ -2,7 +2,8 @@
 grounding. Pure functions over fields and read sites.
 
 Basis of (defect, task), the strongest resolved evidence first:
-- `exact_field`: a state read at or below a defect field (`x.*.memo` reads `x.*.memo`);
+- `exact_field`: a state read at or below a defect field (`x.*.memo` reads `x.*.memo`; a
+  field `x.*`, an element the tool wrote or should have, is read by reading `x`);
 - `collection_only`: a state read of a proper prefix of a field and of no field itself
   (`len(post.x)` for the field `x.*.memo`);
 - `whole_state_hash`: the whole state compared, hashed or diffed;
@@ -59,7 +60,9 @@ def matching_sites(
     fields: Iterable[FieldPath], sites: Iterable[ReadSite]
 ) -> dict[Basis, list[ReadSite]]:
     """The read sites behind each basis (a site may back only one)."""
-    fields = list(fields)
+    # a field that is any element of a collection (`x.*`) is read by reading the
+    # collection's elements (`v in post.x`, `post.x == [...]`): it is the collection path
+    fields = [f[:-1] if f[-1:] == ("*",) and len(f) > 1 else f for f in fields]
     out: dict[Basis, list[ReadSite]] = {b: [] for b in EXPOSED_BASES}
     for site in sites:
         if site.kind is SiteKind.WHOLE_STATE:

@@ -25,6 +25,12 @@ def _args(contract: Contract, args: dict[str, Any]) -> dict[str, Any]:
     """The call's arguments with the signature's defaults filled in, as the tool sees them."""
     full = {name: spec.default for name, spec in contract.signature.items() if spec.optional}
     full.update(args)
+    for name, value in full.items():
+        spec = contract.signature.get(name)
+        # a JSON integer given for a float parameter reaches the tool as a float (the
+        # runtime validates arguments against the signature), so it is compared as one
+        if spec is not None and "float" in str(spec.type) and type(value) is int:
+            full[name] = float(value)
     return full
 
 

@@ -96,8 +96,8 @@ def _changed_lines(hunks: list[tuple[int, int, list[str]]]) -> list[int]:
         for text in body:
             if text[:1] == "-":
                 out.append(line)
-            elif text[:1] == "+":
-                out.append(line)
+            elif text[:1] == "+":  # inserted after the line before it
+                out.append(max(line - 1, start))
                 continue
             line += 1
     return out
@@ -146,7 +146,14 @@ def load_repair(target: Target, diff_path: Path) -> Repair:
     text = diff_path.read_text(encoding="utf-8")
     file_name, hunks = _hunks(text, diff_path)
     adapter = target.adapter
-    sites = [s for s in tool_sites(adapter, spec.tool) if s.file == file_name]
+    # the tool's own sites first; a helper of another tool on the violating sequence too
+    sites = [s for s in tool_sites(adapter, spec.tool) if s.file == file_name] + [
+        s
+        for tool in sorted(target.contracts)
+        if tool != spec.tool
+        for s in tool_sites(adapter, tool)
+        if s.file == file_name
+    ]
     changed = _changed_lines(hunks)
     first, last = min(changed), max(changed)
     site = next((s for s in sites if s.start_line <= first and last <= s.end_line), None)
