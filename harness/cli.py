@@ -256,7 +256,8 @@ def cmd_trace(args: argparse.Namespace) -> int:
     )
     exposed = sum(1 for row in result.rows if row.basis.exposed)
     console.print(
-        f"{len({(r.target, r.tool) for r in result.rows})} defects x tasks: {len(result.rows)} "
+        f"{len({(r.target, r.tool, r.mutant_id) for r in result.rows})} defects x tasks: "
+        f"{len(result.rows)} "
         f"rows ({exposed} exposed), {len(result.repairs)} repairs validated, "
         f"{len(result.controls)} positive-control paths; wrote {args.out}/trace.jsonl, "
         "tables/ and macros.tex"

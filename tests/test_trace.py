@@ -224,3 +224,18 @@ def test_agentdojo_helper_and_lambda_resolve():
     assert "bank_account.scheduled_transactions.*.amount" in state
     transcript_only = read_sites(tasks.evaluators("user_task_1"), tasks.live_state())
     assert grounding_of(transcript_only) is Grounding.TRANSCRIPT
+
+
+def test_trace_from_a_run_folder(tmp_path: Path):
+    # the published run of the current freeze: its pairs are those of the drawn corpus
+    freeze_id = json.loads((ROOT / "plans" / "closed_world.freeze.json").read_text())["freeze_id"]
+    run = ROOT / "results" / "reference" / "closed_world" / freeze_id
+    if not (run / "run.json").is_file():
+        pytest.skip("the current freeze has no published run yet")
+    out = tmp_path / "risk"
+    done = harness("trace", "toy_domain", "--from", str(run), "--out", str(out), "--no-controls")
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(line) for line in (out / "trace.jsonl").read_text().splitlines()]
+    assert rows and all(r["mutant_id"] for r in rows)
+    freeze = json.loads((run / "run.json").read_text())["freeze_id"]
+    assert f"(freeze {freeze})" in (out / "tables" / "score_at_risk.md").read_text()

@@ -18,6 +18,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from harness.errors import Problem, UserError
+from harness.mutation.apply import applied
+from harness.mutation.model import Mutant
 from harness.targets.registry import Target, load_target
 from harness.trace.basis import Basis, basis_of, grounding_of, matching_sites
 from harness.trace.clauses import clause_fails
@@ -57,6 +59,7 @@ class TraceRow(BaseModel):
     target: str
     target_version: str
     tool: str
+    mutant_id: str | None = None  # set when the defect is a detected pair of a run
     clauses: list[str]
     defect_classes: list[str]
     fields: list[str]
@@ -86,10 +89,14 @@ class RepairRecord(BaseModel):
 
 @dataclass
 class Defect:
+    """A VIOLATES tool of a baseline, or a detected pair of a run (then `mutant` is the
+    drawn mutant, applied while the gold paths are replayed)."""
+
     target: str
     target_version: str
     tool: str
     violations: list[dict[str, Any]]
+    mutant: Mutant | None = None
 
     @property
     def clauses(self) -> list[str]:
@@ -102,18 +109,23 @@ class TraceResult:
     repairs: list[RepairRecord] = field(default_factory=list)
     controls: list[ControlRow] = field(default_factory=list)
     source: str = ""
+    freeze: str = "baseline"  # a run's freeze id when the defects are its detected pairs
 
 
-def read_defects(source: Path) -> list[Defect]:
-    """The VIOLATES tools of a baseline folder (`harness baseline`'s tools.jsonl)."""
+def read_defects(source: Path) -> tuple[list[Defect], bool]:
+    """(defects, from a run): the VIOLATES tools of a baseline folder (`harness baseline`'s
+    tools.jsonl), or the detected pairs of a run folder (its ledger and drawn corpus)."""
+    if (source / "run.json").is_file() and (source / "ledger.jsonl").is_file():
+        return _run_defects(source), True
     tools = source / "tools.jsonl"
     if not tools.is_file():
         raise UserError(
             Problem(
                 str(source),
                 "--from",
-                "has no tools.jsonl",
-                "pass a folder written by `harness baseline` (e.g. results/agentdojo-baseline)",
+                "has neither tools.jsonl nor run.json and ledger.jsonl",
+                "pass a folder written by `harness baseline` (e.g. results/agentdojo-baseline) "
+                "or a run folder",
             )
         )
     defects = []
@@ -129,6 +141,38 @@ def read_defects(source: Path) -> list[Defect]:
                 Problem(str(tools), f"line {number}", f"is not a baseline row ({exc})",
                         "rerun `harness baseline`")
             ) from None  # fmt: skip
+    return defects, False
+
+
+def _run_defects(source: Path) -> list[Defect]:
+    from harness.analysis.runs import load_corpus_for, load_run
+    from harness.execution.ledger import PairStatus
+
+    meta, rows = load_run(source)
+    corpus, why = load_corpus_for(source, meta.plan)
+    if corpus is None:
+        raise UserError(Problem(str(source), "--from", why, "trace a run under results/<plan>/"))
+    mutants = {pair.mutant.id: pair.mutant for pair in corpus.pairs}
+    defects = []
+    for row in rows:
+        if row.status is not PairStatus.DETECTED:
+            continue
+        witness = row.witness.model_dump(mode="json") if row.witness else None
+        violations = [
+            {
+                "clause_id": v.clause_id,
+                "defect_class": v.defect_class.value if v.defect_class else None,
+                "witness": witness,
+            }
+            for v in row.new_violations
+        ]
+        mutant = mutants.get(row.mutant_id)
+        if mutant is None:
+            raise UserError(
+                Problem(str(source), f"pair {row.pair_id}", "its mutant is not in the drawn corpus",
+                        "trace the run beside the corpus it was drawn from")
+            )  # fmt: skip
+        defects.append(Defect(row.target, row.target_version, row.tool, violations, mutant))
     return defects
 
 
@@ -183,14 +227,19 @@ def trace_target(
         }
         fields = sorted({f for fs in by_clause.values() for f in fs})
         callers = [t for t in task_ids if any(c.tool == defect.tool for c in gold[t])]
-        for task in callers:
-            if task not in gold_runs:
-                gold_runs[task] = tasks.run(task, gold[task])
+        if defect.mutant is not None:  # the gold paths run on the mutated tool
+            with applied(target.adapter, defect.mutant):
+                runs = {task: tasks.run(task, gold[task]) for task in callers}
+        else:
+            for task in callers:
+                if task not in gold_runs:
+                    gold_runs[task] = tasks.run(task, gold[task])
+            runs = gold_runs
         progress(f"{target.name} {defect.tool}: {len(callers)} gold-call tasks replayed")
         for task in task_ids:
             matches = matching_sites(fields, sites[task])
             reached, reaching = (
-                _reach(target, defect, {task: gold_runs[task]}) if task in callers else (None, [])
+                _reach(target, defect, {task: runs[task]}) if task in callers else (None, [])
             )
             basis = basis_of(matches)
             result.rows.append(
@@ -198,6 +247,7 @@ def trace_target(
                     target=target.name,
                     target_version=defect.target_version,
                     tool=defect.tool,
+                    mutant_id=defect.mutant.id if defect.mutant else None,
                     clauses=defect.clauses,
                     defect_classes=[str(v.get("defect_class")) for v in defect.violations],
                     fields=[".".join(f) for f in fields],
@@ -214,8 +264,9 @@ def trace_target(
                     reaching_clauses=reaching,
                 )
             )
-    by_tool = {d.tool: d for d in defects}
-    for repair in load_repairs(target, repairs_root):
+    by_tool = {d.tool: d for d in defects if d.mutant is None}
+    # repairs are of the benchmark as shipped: a run's defects are mutants, and have none
+    for repair in load_repairs(target, repairs_root) if by_tool or not defects else []:
         defect = by_tool.get(repair.spec.tool)
         if defect is None:
             raise UserError(
@@ -258,18 +309,22 @@ def trace(
     progress: Progress = lambda _: None,
     controls: bool = True,
 ) -> TraceResult:
-    defects = read_defects(source)
+    defects, from_run = read_defects(source)
+    if from_run:
+        progress(f"{len(defects)} detected pairs of the run; repairs are not applied to mutants")
     loaded = {}
     for name in targets:
         loaded[name] = load_target(name)
     names = {t.name for t in loaded.values()}
-    missing = sorted({d.target for d in defects} & names)
-    if not missing and defects:
+    covered = {d.target for d in defects} & names
+    if not covered and defects:
         raise UserError(
             Problem(str(source), "--from", f"has no rows of {', '.join(sorted(names))}",
                     "pass the targets the baseline covers")
         )  # fmt: skip
     result = TraceResult(source=str(source))
+    if from_run:
+        result.freeze = json.loads((source / "run.json").read_text(encoding="utf-8"))["freeze_id"]
     for target in loaded.values():
         mine = [d for d in defects if d.target == target.name]
         part = trace_target(target, mine, repairs_root, checker, progress, controls)
@@ -281,6 +336,7 @@ def trace(
 
 
 def write(result: TraceResult, out: Path) -> None:
+    from harness.analysis.render import render_markdown
     from harness.analysis.report import write_tables
     from harness.trace.tables import macros_text, trace_tables
 
@@ -297,6 +353,15 @@ def write(result: TraceResult, out: Path) -> None:
         (tmp / name).write_bytes(text.encode("utf-8"))
     tables = trace_tables(result)
     write_tables(tables, tmp / "tables")
+    summary = [
+        "# Score at risk",
+        "",
+        f"Written by `harness trace` from `{result.source}`; do not edit. Rows: trace.jsonl "
+        "(one per defect and task); repairs.jsonl; controls.jsonl.",
+        "",
+        *(render_markdown(t) for t in tables),
+    ]
+    (tmp / "SUMMARY.md").write_bytes("\n".join(summary).encode("utf-8"))
     (tmp / "macros.tex").write_bytes(macros_text(tables, result.source).encode("utf-8"))
     if out.exists():
         shutil.rmtree(out)

@@ -18,8 +18,6 @@ from harness.trace.basis import EXPOSED_BASES, Basis
 if TYPE_CHECKING:
     from harness.trace.run import TraceResult
 
-SOURCE = "baseline"  # the numbers derive from a baseline, not a freeze
-
 
 def _key(*parts: str) -> str:
     return "".join(macro_word(p) for p in parts)
@@ -37,11 +35,11 @@ def exposure_table(result: TraceResult) -> Table:
         Column("reach undetermined", "reach_undetermined", Kind.INT, "ReachUndetermined"),
         Column("exposed: state / transcript / mixed", "grounding", Kind.TEXT),
     )
-    groups: dict[tuple[str, str], list] = {}
+    groups: dict[tuple[str, str, str | None], list] = {}
     for row in result.rows:
-        groups.setdefault((row.target, row.tool), []).append(row)
+        groups.setdefault((row.target, row.tool, row.mutant_id), []).append(row)
     rows = []
-    for (target, tool), members in groups.items():
+    for (target, tool, mutant), members in groups.items():
         counts = {b: sum(1 for m in members if m.basis is b) for b in EXPOSED_BASES}
         exposed = [m for m in members if m.basis.exposed]
         grounding = "/".join(
@@ -52,7 +50,7 @@ def exposure_table(result: TraceResult) -> Table:
         rows.append(
             Row(
                 (
-                    f"{target} : {tool}",
+                    f"{target} : {tool}" + (f" [mutant {mutant}]" if mutant else ""),
                     ", ".join(classes),
                     len(members),
                     *(counts[b] for b in EXPOSED_BASES),
@@ -62,13 +60,13 @@ def exposure_table(result: TraceResult) -> Table:
                     sum(1 for m in members if m.gold_call and m.reached is None),
                     grounding,
                 ),
-                macro_key=_key(target, tool),
+                macro_key=_key(target, tool, mutant or ""),
             )
         )
     return Table(
         name="score_at_risk",
         title="Score at risk: tasks exposed to each defect, by basis",
-        freeze=SOURCE,
+        freeze=result.freeze,
         columns=columns,
         rows=tuple(rows),
         macro_prefix="Risk",
@@ -100,7 +98,7 @@ def unresolved_table(result: TraceResult) -> Table:
     return Table(
         name="score_at_risk_unresolved",
         title="Score at risk: rows forced in as unresolved, with the read that forced each",
-        freeze=SOURCE,
+        freeze=result.freeze,
         columns=columns,
         rows=tuple(rows),
     )
@@ -150,7 +148,7 @@ def control_table(result: TraceResult) -> Table:
     return Table(
         name="score_at_risk_controls",
         title="Positive controls: constructed paths against the unrepaired and the repaired tool",
-        freeze=SOURCE,
+        freeze=result.freeze,
         columns=columns,
         rows=tuple(rows),
         macro_prefix="Control",
