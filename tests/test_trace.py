@@ -239,3 +239,22 @@ def test_trace_from_a_run_folder(tmp_path: Path):
     assert rows and all(r["mutant_id"] for r in rows)
     freeze = json.loads((run / "run.json").read_text())["freeze_id"]
     assert f"(freeze {freeze})" in (out / "tables" / "score_at_risk.md").read_text()
+
+
+def _enumerated(transcript: list[str], pre: Any, post: Any) -> bool:
+    return any(t.memo for _, t in enumerate(post.bank.transfers))
+
+
+def _empty_collection(transcript: list[str], pre: Any, post: Any) -> bool:
+    # the seed state has no reservation element to show whether `.sku` is a value
+    return bool(json.dumps([r.sku for r in post.inventory.reservations.values()][0]))
+
+
+def test_enumerate_binds_elements_and_unknown_types_stay_unresolved():
+    reads = {s.dotted() for s in toy_sites(_enumerated) if s.kind is SiteKind.STATE}
+    assert "bank.transfers.*.memo" in reads
+    env = fresh_environment()
+    env.inventory.reservations.clear()
+    evaluator = Evaluator(_empty_collection, frozenset({"pre", "post"}), frozenset({"transcript"}))
+    kinds = {s.kind for s in read_sites([evaluator], env)}
+    assert SiteKind.UNRESOLVED in kinds

@@ -47,7 +47,9 @@ PURE_BUILTINS = frozenset(
         "hash", "type", "range", "format",
     }
 )  # fmt: skip
-PASS_THROUGH = frozenset({"sorted", "list", "set", "frozenset", "tuple", "reversed", "filter"})
+PASS_THROUGH = frozenset(
+    {"sorted", "list", "set", "frozenset", "tuple", "reversed", "filter", "enumerate", "zip"}
+)  # enumerate, zip: a tuple target binds each name to an element (the index too)
 ELEMENT_OF = frozenset({"next", "min", "max"})
 LEAF_TYPES = (str, int, float, bool, type(None), datetime.date, datetime.time, enum.Enum)
 
@@ -191,9 +193,11 @@ class _Walk:
         return value
 
     def is_record(self, path: tuple[str, ...]) -> bool:
-        """Whether the state at `path` is an object or collection (not a leaf value)."""
+        """Whether the state at `path` is an object or collection (not a leaf value); a path
+        the live state cannot show (an element of an empty list) may be either, so it counts
+        as a record: the caller then reports the read unresolved rather than guess."""
         value = self.live_at(path)
-        return value is not _MISSING and not isinstance(value, LEAF_TYPES)
+        return value is _MISSING or not isinstance(value, LEAF_TYPES)
 
     def dotted_path(self, text: str) -> tuple[str, ...] | None:
         if not text or not all(part.isidentifier() for part in text.split(".")):
