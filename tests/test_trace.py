@@ -258,3 +258,22 @@ def test_enumerate_binds_elements_and_unknown_types_stay_unresolved():
     evaluator = Evaluator(_empty_collection, frozenset({"pre", "post"}), frozenset({"transcript"}))
     kinds = {s.kind for s in read_sites([evaluator], env)}
     assert SiteKind.UNRESOLVED in kinds
+
+
+def test_a_repair_of_a_defect_the_baseline_lacks_is_stale(toy_baseline: Path, tmp_path: Path):
+    repairs = tmp_path / "repairs" / "toy_domain"
+    repairs.mkdir(parents=True)
+    good = TOY_REPAIRS / "toy_domain" / "legacy_transfer_memo.diff"
+    shutil.copy(good, repairs / "other.diff")
+    (repairs / "other.yaml").write_text(
+        "tool: transfer\nclauses: [eff.debit]\ntext: not a defect\n"
+    )
+    out = tmp_path / "risk"
+    done = harness(
+        "trace", LEGACY, "--from", str(toy_baseline), "--out", str(out),
+        "--repairs", str(tmp_path / "repairs"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "stale" in done.stderr
+    (record,) = [json.loads(line) for line in (out / "repairs.jsonl").read_text().splitlines()]
+    assert record["status"] == "stale" and (out / "controls.jsonl").read_text() == ""

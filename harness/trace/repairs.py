@@ -6,8 +6,11 @@ A repair is applied in memory exactly like a mutant: the diff is applied to the 
 file's text, the function it changes (one of the tool's sites) is cut out of the patched
 text, and `harness.mutation.apply.applied` rebinds it. Nothing is written to disk.
 
-A repair is valid when, with it applied, the checker CONFORMs on every clause it names and
-raises no VIOLATES the unrepaired tool did not have; otherwise it is refused with one line.
+A repair is valid when, with it applied, the checker CONFORMs on every clause it names that
+the baseline has violated and raises no VIOLATES the unrepaired tool did not have; otherwise
+it is refused with one line. A repair none of whose clauses the baseline has violated is
+stale (the defect is gone, e.g. its contract was narrowed): `harness trace` records it as
+such and neither validates nor runs it.
 """
 
 from __future__ import annotations
@@ -200,14 +203,12 @@ def validate(target: Target, repair: Repair, violated_before: set[str], checker:
     with repaired(target, repair):
         report = checker.check(target, [repair.spec.tool])
     after = {c.clause_id for tool in report.tools for c in tool.violations()}
-    unknown = set(repair.spec.clauses) - violated_before
-    still = set(repair.spec.clauses) & after
+    # the named clauses the baseline has; a named clause it lacks is not the repair's to fix
+    still = set(repair.spec.clauses) & violated_before & after
     new = after - violated_before
-    if unknown or still or new:
+    if still or new:
         what = (
-            f"names clauses that did not violate: {', '.join(sorted(unknown))}"
-            if unknown
-            else f"does not repair: {', '.join(sorted(still))} still VIOLATES"
+            f"does not repair: {', '.join(sorted(still))} still VIOLATES"
             if still
             else f"raises new violations: {', '.join(sorted(new))}"
         )

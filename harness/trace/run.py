@@ -76,6 +76,7 @@ class TraceRow(BaseModel):
 
 class RepairRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    status: str  # validated; stale: the baseline has none of the clauses it repairs
     target: str
     tool: str
     repair: str
@@ -268,12 +269,14 @@ def trace_target(
     # repairs are of the benchmark as shipped: a run's defects are mutants, and have none
     for repair in load_repairs(target, repairs_root) if by_tool or not defects else []:
         defect = by_tool.get(repair.spec.tool)
-        if defect is None:
-            raise UserError(
-                Problem(str(repair.diff_path), "tool",
-                        f"{repair.spec.tool} does not VIOLATE in the baseline",
-                        "remove the repair or rerun the baseline")
-            )  # fmt: skip
+        named = set(repair.spec.clauses) & set(defect.clauses if defect else ())
+        if not named:
+            # the baseline no longer has the defect (a narrowed contract, a fixed tool): the
+            # repair has nothing to repair here; kept on record, never validated or counted
+            progress(f"{repair.diff_path}: stale, {repair.spec.tool} violates none of its clauses")
+            result.repairs.append(_repair_record(repair, set(), [], stale=True))
+            continue
+        assert defect is not None
         progress(f"{target.name} {repair.spec.tool}: validating repair {repair.name}")
         after = validate(target, repair, set(defect.clauses), checker)
         cannot: list[str] = []
@@ -286,8 +289,11 @@ def trace_target(
     return result
 
 
-def _repair_record(repair: Repair, after: set[str], cannot: list[str]) -> RepairRecord:
+def _repair_record(
+    repair: Repair, after: set[str], cannot: list[str], stale: bool = False
+) -> RepairRecord:
     return RepairRecord(
+        status="stale" if stale else "validated",
         target=repair.target,
         tool=repair.spec.tool,
         repair=repair.name,
