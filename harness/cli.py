@@ -317,6 +317,33 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_trace(args: argparse.Namespace) -> int:
+    from harness.checker import ReferenceChecker
+    from harness.trace import trace
+
+    def progress(message: str) -> None:
+        err_console.print(f"trace: {message}", markup=False, soft_wrap=True)
+
+    result = trace(
+        args.targets,
+        Path(args.source),
+        Path(args.out),
+        Path(args.repairs),
+        ReferenceChecker(seed=args.seed),
+        progress,
+        controls=not args.no_controls,
+    )
+    exposed = sum(1 for row in result.rows if row.basis.exposed)
+    console.print(
+        f"{len({(r.target, r.tool, r.mutant_id) for r in result.rows})} defects x tasks: "
+        f"{len(result.rows)} "
+        f"rows ({exposed} exposed), {len(result.repairs)} repairs validated, "
+        f"{len(result.controls)} positive-control paths; wrote {args.out}/trace.jsonl, "
+        "tables/ and macros.tex"
+    )
+    return 0
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from harness.analysis import report
 
@@ -507,6 +534,27 @@ def build_parser() -> argparse.ArgumentParser:
     )
     base.add_argument("--seed", type=int, default=0)
     base.set_defaults(func=cmd_baseline)
+
+    trace_cmd = sub.add_parser(
+        "trace",
+        help="score at risk: the tasks each baseline VIOLATES can corrupt, gold reach, "
+        "repairs and positive controls",
+    )
+    trace_cmd.add_argument("targets", nargs="+", help="target names")
+    trace_cmd.add_argument(
+        "--from", dest="source", required=True, help="a baseline folder (harness baseline)"
+    )
+    trace_cmd.add_argument(
+        "--out", required=True, help="folder to write, e.g. results/score-at-risk"
+    )
+    trace_cmd.add_argument("--repairs", default="repairs", help="repairs folder (default: repairs)")
+    trace_cmd.add_argument(
+        "--seed", type=int, default=0, help="checker seed for validating repairs"
+    )
+    trace_cmd.add_argument(
+        "--no-controls", action="store_true", help="skip the positive controls (static trace)"
+    )
+    trace_cmd.set_defaults(func=cmd_trace)
 
     report_cmd = sub.add_parser("report", help="re-derive every table of a run from its ledger")
     report_cmd.add_argument("run_dir")

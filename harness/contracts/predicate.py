@@ -704,6 +704,129 @@ def _paths_read(tree: ast.expr, roots: frozenset[str]) -> frozenset[tuple[str, t
     return frozenset(found)
 
 
+Path = tuple[str, tuple[str, ...]]
+
+
+def _bound_paths_read(tree: ast.expr, roots: frozenset[str]) -> frozenset[Path]:
+    """Like `_paths_read`, with comprehension-bound names resolved to the element path of
+    what they iterate (``[l for l in post.lines if l.on][0].data_gb`` reads
+    ``post.lines.*.on`` and ``post.lines.*.data_gb``), and an index into a comprehension
+    read as an index into its element. ``x.items()`` binds ``(key, value)`` to
+    ``x.*`` and its elements. Used by the score-at-risk trace (harness/trace)."""
+    found: set[Path] = set()
+
+    def element(node: ast.expr, env: dict[str, Path]) -> Path | None:
+        """The path of one element of a comprehension's value, recording its reads."""
+        if not isinstance(node, ast.ListComp | ast.SetComp | ast.GeneratorExp):
+            return None
+        inner = comprehension(node, env)
+        return resolve(node.elt, inner)
+
+    def comprehension(node: ast.AST, env: dict[str, Path]) -> dict[str, Path]:
+        inner = dict(env)
+        for gen in node.generators:  # type: ignore[attr-defined]
+            items = (
+                isinstance(gen.iter, ast.Call)
+                and isinstance(gen.iter.func, ast.Attribute)
+                and gen.iter.func.attr in ("items", "keys")
+            )
+            receiver = gen.iter.func.value if items else gen.iter  # type: ignore[attr-defined]
+            source = resolve(receiver, inner)
+            if source is None:
+                visit(gen.iter, inner)
+            for index, name in enumerate(_target_names(gen.target)):
+                if source is None:
+                    inner.pop(name, None)
+                elif items and index == 0:
+                    inner[name] = source  # a key names the element; it reads no value
+                else:
+                    inner[name] = (source[0], (*source[1], "*"))
+            for cond in gen.ifs:
+                visit(cond, inner)
+        return inner
+
+    def resolve(node: ast.expr, env: dict[str, Path]) -> Path | None:
+        """The path `node` reads (recorded, with its keys and arguments visited)."""
+        path = chain(node, env)
+        if path is not None:
+            found.add(path)
+        return path
+
+    def chain(node: ast.expr, env: dict[str, Path]) -> Path | None:
+        if isinstance(node, ast.Name):
+            if node.id in env:
+                return env[node.id]
+            return (node.id, ()) if node.id in roots else None
+        if isinstance(node, ast.Attribute):
+            base = chain(node.value, env)
+            return None if base is None else (base[0], (*base[1], node.attr))
+        if isinstance(node, ast.Subscript):
+            base = element(node.value, env) or chain(node.value, env)
+            if base is None:
+                return None
+            if isinstance(node.slice, ast.Slice):
+                for part in (node.slice.lower, node.slice.upper, node.slice.step):
+                    if part is not None:
+                        visit(part, env)
+                return base
+            if isinstance(node.value, ast.ListComp | ast.SetComp | ast.GeneratorExp):
+                visit(node.slice, env)
+                return base  # an index into a comprehension picks one of its elements
+            segment = _const_segment(node.slice)
+            if segment is None:
+                visit(node.slice, env)
+            return (base[0], (*base[1], "*" if segment is None else segment))
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in METHODS
+        ):
+            base = chain(node.func.value, env)
+            if base is None:
+                return None
+            for arg in node.args:
+                visit(arg, env)
+            method = node.func.attr
+            if method == "get":
+                segment = _const_segment(node.args[0]) if node.args else None
+                return (base[0], (*base[1], "*" if segment is None else segment))
+            if method == "values":
+                return (base[0], (*base[1], "*"))
+            found.add(base)
+            return None  # a method's value is no longer a state path
+        return None
+
+    def visit(node: ast.AST, env: dict[str, Path]) -> None:
+        if isinstance(node, ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp):
+            inner = comprehension(node, env)
+            elts = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+            for elt in elts:
+                visit(elt, inner)
+            return
+        if isinstance(node, ast.expr) and resolve(node, env) is not None:
+            return
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in METHODS
+            and chain(node.func.value, env) is not None
+        ):
+            return  # a method on a state path: its receiver and arguments are recorded
+        for child in ast.iter_child_nodes(node):
+            visit(child, env)
+
+    visit(tree, {})
+    return frozenset(found)
+
+
+def _target_names(target: ast.expr) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Tuple):
+        return [e.id for e in target.elts if isinstance(e, ast.Name)]
+    return []
+
+
 def _args_read(tree: ast.expr, roots: frozenset[str]) -> frozenset[str]:
     if "args" not in roots:
         return frozenset()
@@ -1418,6 +1541,13 @@ class Predicate:
     def __post_init__(self) -> None:
         if self._tree is None:
             object.__setattr__(self, "_tree", _validated_tree(self.text, self.roots))
+
+    @functools.cached_property
+    def bound_paths_read(self) -> frozenset[tuple[str, tuple[str, ...]]]:
+        """`paths_read` with comprehension-bound names resolved: ``(root, segments)`` where
+        ``*`` stands for any element (see `_bound_paths_read`)."""
+        assert self._tree is not None
+        return _bound_paths_read(self._tree, self.roots)
 
     @functools.cached_property
     def args_by_name(self) -> bool:
