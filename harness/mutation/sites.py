@@ -42,6 +42,7 @@ from typing import Literal
 from harness.contracts.model import Contract
 from harness.contracts.predicate import compile_predicate
 from harness.mutation.model import FunctionSite, SiteContext, sha256_text
+from harness.mutation.refusals import judges, refusal_returns
 from harness.targets.adapter import Adapter
 from harness.targets.equality import parse_pattern
 
@@ -908,14 +909,78 @@ def state_writes(
     return [write for write in out if not only_volatile(write, volatile)]
 
 
-def is_guard(stmt: ast.stmt) -> bool:
-    """`if COND: ... raise ...`: an if whose own body raises directly."""
-    return isinstance(stmt, ast.If) and any(isinstance(s, ast.Raise) for s in stmt.body)
+def is_refusal(stmt: ast.stmt, refusals: frozenset[str] = frozenset()) -> bool:
+    """A `raise`, or a `return` whose value is one of `refusals` (see
+    `SiteContext.refusal_returns`)."""
+    if isinstance(stmt, ast.Raise):
+        return True
+    return (
+        isinstance(stmt, ast.Return)
+        and stmt.value is not None
+        and ast.unparse(stmt.value) in refusals
+    )
 
 
-def guards(fn: FunctionNode) -> list[ast.If]:
-    """The function's guards at any depth, in source order."""
-    return [stmt for stmt in own_statements(fn) if is_guard(stmt)]
+@dataclass(frozen=True, eq=False)
+class Guard:
+    """An `if` that decides between refusing and going on.
+
+    `refuses_in_body`: `if COND: ... <refusal>` (its own body raises or returns a refusal);
+    otherwise the *accepting* form `if COND: ... return <ok>` whose refusal branch is the
+    `else` or the statement right after the `if`, a refusal (`if ok: return True, ""`
+    followed by `return False, "expired"`)."""
+
+    node: ast.If
+    refuses_in_body: bool
+
+
+def _guard_at(stmt: ast.stmt, after: ast.stmt | None, refusals: frozenset[str]) -> Guard | None:
+    if not isinstance(stmt, ast.If):
+        return None
+    if any(is_refusal(s, refusals) for s in stmt.body):
+        return Guard(stmt, True)
+    last = stmt.body[-1]
+    accepting = isinstance(last, ast.Return) and not is_refusal(last, refusals)
+    if not accepting:
+        return None
+    branch = stmt.orelse[0] if stmt.orelse else after
+    if branch is not None and not isinstance(branch, ast.If) and is_refusal(branch, refusals):
+        return Guard(stmt, False)
+    return None
+
+
+def is_guard(stmt: ast.stmt, refusals: frozenset[str] = frozenset()) -> bool:
+    """`if COND: ... <refusal> ...`: an if whose own body refuses directly (raises, or
+    returns one of `refusals`)."""
+    return isinstance(stmt, ast.If) and any(is_refusal(s, refusals) for s in stmt.body)
+
+
+def guard_list(body: list[ast.stmt], refusals: frozenset[str] = frozenset()) -> list[Guard]:
+    """The guards of `body` at any depth, both forms (see `Guard`), in source order."""
+    found: list[Guard] = []
+
+    def visit(block: list[ast.stmt]) -> None:
+        for index, stmt in enumerate(block):
+            after = block[index + 1] if index + 1 < len(block) else None
+            guard = _guard_at(stmt, after, refusals)
+            if guard is not None:
+                found.append(guard)
+            if isinstance(stmt, SCOPE_NODES):
+                continue
+            for name in ("body", "orelse", "finalbody"):
+                visit(getattr(stmt, name, []) or [])
+            for handler in getattr(stmt, "handlers", []) or []:
+                visit(handler.body)
+            for case in getattr(stmt, "cases", []) or []:
+                visit(case.body)
+
+    visit(body)
+    return found
+
+
+def guards(fn: FunctionNode, refusals: frozenset[str] = frozenset()) -> list[Guard]:
+    """The function's guards at any depth, in source order (see `Guard`)."""
+    return guard_list(fn.body, refusals)
 
 
 def returns_value(fn: FunctionNode) -> bool:
@@ -999,20 +1064,28 @@ def site_context(
         )
         fields = invariant_fields(target_contract)
     volatile = volatile_fields(adapter, target_contract)
+    is_tool = (
+        site.module == tool_function.__module__ and site.qualname == tool_function.__qualname__
+    )
+    function = package.function_at(site.module, site.qualname, site.start_line)
+    refusals = (
+        refusal_returns(function.node, judges(adapter, target_contract, is_tool))
+        if function is not None
+        else frozenset()
+    )
     writers = (
         _module_writers(package, site.module, volatile) if site.module in package.modules else None
     )
     return SiteContext(
         tool=tool,
-        is_tool_function=(
-            site.module == tool_function.__module__ and site.qualname == tool_function.__qualname__
-        ),
+        is_tool_function=is_tool,
         is_reset=site_key(site) in _reset_keys(adapter),
         injected=adapter.injected_parameters(tool),
         effective_arguments=effective,
         invariant_fields=fields,
         writer_names=writers or frozenset(),
         clock_fields=clocks,
+        refusal_returns=refusals,
         volatile_fields=volatile,
     )
 
