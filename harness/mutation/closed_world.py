@@ -690,9 +690,12 @@ class _CheckOperator(AstOperator):
 
 def _negation_of(root: ast.AST, node: ast.expr) -> ast.UnaryOp | None:
     for parent in ast.walk(root):
-        if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
-            if parent.operand is node:
-                return parent
+        if (
+            isinstance(parent, ast.UnaryOp)
+            and isinstance(parent.op, ast.Not)
+            and parent.operand is node
+        ):
+            return parent
     return None
 
 

@@ -6,8 +6,9 @@ tool with arguments, (4) reset the environment, and it says where its tools' sou
 
 Refusals. A tool refuses by raising, or by returning a value its target treats as a
 failure. The mutation operators need to know which `return` statements refuse; the
-optional `is_refusal(value)` (`RefusalAdapter`) says so for a returned value (`default_is_refusal` when an
-adapter does not define it: `(False, ...)`, `{"error": ...}`, `"Error: ..."`, `False`).
+optional `is_refusal(value)` (`RefusalAdapter`) says so for a returned value
+(`default_is_refusal` when an adapter does not define it: `(False, ...)`,
+`{"error": ...}`, `"Error: ..."`, `False`).
 """
 
 from __future__ import annotations
