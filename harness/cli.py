@@ -167,6 +167,22 @@ def cmd_draw(args: argparse.Namespace) -> int:
     corpus = draw(plan, root, exclude)
     by_arm = Counter(pair.arm for pair in corpus.pairs)
     folder = corpus_dir(root, plan)
+    screened = sum(sum(p.screened.values()) for p in corpus.pools)
+    if screened:
+        by_screen = Counter()
+        for pool in corpus.pools:
+            by_screen.update(pool.screened)
+        console.print(
+            f"screened out {screened} candidate pairs ("
+            + ", ".join(f"{n} {s}" for s, n in sorted(by_screen.items()) if n)
+            + f"; rule {corpus.screening_rule}): never drawn, listed in pool.json"
+        )
+    for pool in corpus.pools:
+        if pool.empty_reason is not None:  # said now, not discovered as a missing row later
+            console.print(
+                f"arm {pool.arm}, operator {pool.operator}: no candidates: {pool.empty_reason}",
+                markup=False,
+            )
     console.print(
         f"drew {len(corpus.pairs)} pairs ("
         + ", ".join(f"{arm}: {n}" for arm, n in sorted(by_arm.items()))

@@ -3,7 +3,9 @@ run.json; writes, under the output folder:
 
   tables/<table>.md|.tex|.csv   every table in three formats (the grader tables,
                                 grader_arm and grader_tasks_by_tool, only when some
-                                pair has a grader verdict)
+                                pair has a grader verdict; pool_screening, the pool per
+                                operator before and after each screen, for corpora
+                                drawn with screening)
   recall-forest.png             per-operator closed-world recall intervals
   macros.tex                    one \\newcommand per number (scheme: harness.analysis.macros)
   mutation-report.json          Stryker's mutation-testing-elements schema
@@ -48,6 +50,7 @@ MAIN_TABLES = (
     "negative_controls",
     "open_world_escapes",
     "grader_arm",  # only when the run has grader data
+    "pool_screening",  # only for corpora drawn with screening
 )
 NO_GRADER_NOTE = (
     "no closed- or open-world pair has a grader verdict (grader_caught): no grader tables"

@@ -9,7 +9,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from harness.errors import Problem, UserError
-from harness.execution.draw import Corpus
+from harness.execution.draw import Corpus, OperatorPool
 from harness.execution.ledger import LedgerRow
 
 LEDGER = "ledger.jsonl"
@@ -25,6 +25,8 @@ class RunMeta(BaseModel):
     freeze_id: str
     post_hoc: bool = False
     checker: str | None = None
+    screening_rule: str | None = None
+    pools: list[OperatorPool] = []  # empty for runs drawn before screening existed
 
 
 def load_run_meta(run_dir: Path) -> RunMeta:

@@ -42,6 +42,22 @@ class NegativeControlSpec(_Strict):
     predicted: Verdict
 
 
+SCREENING_RULES = ("compile-define-bytecode-v1",)
+
+
+class Screening(_Strict):
+    """How the pool is screened at enumeration (`harness.mutation.screen`): part of the
+    plan and of its freeze, so it cannot change silently between freezes."""
+
+    rule: Literal["compile-define-bytecode-v1"] = Field(
+        default="compile-define-bytecode-v1",
+        description="compile-define-bytecode-v1: a candidate that does not compile with its "
+        "module's flags, fails where its function is defined, is bytecode-identical to the "
+        "original (not for controls) or duplicates an earlier candidate of the same operator "
+        "at the same site stays in pool.json with that status and is never drawn",
+    )
+
+
 class Predictions(_Strict):
     recall_floor: dict[str, float] = Field(
         default_factory=dict, description="Operator -> recall the plan expects at least"
@@ -67,6 +83,7 @@ class Plan(_Strict):
     scoring: Literal["differential-v1"] = SCORING_RULE
     timeout_seconds: float = Field(default=20.0, gt=0)
     liveness_probes_per_tool: int = Field(default=12, ge=1)
+    screening: Screening = Screening()
     arms: list[ArmSpec] = Field(min_length=1)
     negative_controls: list[NegativeControlSpec] = Field(default_factory=list)
     predictions: Predictions = Predictions()

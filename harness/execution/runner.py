@@ -384,6 +384,9 @@ def execute(
             "checker": f"{chosen.name} {chosen.version}",
             "target_versions": check.versions,
             "pairs_total": len(corpus.pairs),
+            # the pool per operator before and after each screen, for every report
+            "screening_rule": corpus.screening_rule,
+            "pools": [p.model_dump(mode="json") for p in corpus.pools],
         }
         _write_json(folder / "run.json", manifest)
         by_id = {p.pair_id: p for p in corpus.pairs}
