@@ -1,6 +1,6 @@
 """The toy voucher service, written in the refusal-by-return style: no tool raises. The
 tools answer `{"error": ...}` when they refuse, and the verifier they share answers
-`(ok, reason)`. A voucher token carries its code, its expiry on the service clock (`now`,
+`(ok, reason)`. A voucher token carries its code, its expiry on the service clock (`clock`,
 whole seconds, moved only by `advance_voucher_clock`) and an HMAC-SHA256 signature over
 the bytes before it; tokens are observation artifacts, like the storage's presigned URLs.
 """
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 VOUCHER_KEY = b"toy-domain-voucher-key"
 MAX_AMOUNT = 500
 MAX_TTL = 3600
-SEED_NOW = 5000
+SEED_CLOCK = 5000
 SEED_NEXT_CODE = 2
 SEED_REDEEMED_TOTAL = 10
 
@@ -52,7 +52,7 @@ def signed_token(code: str, expires_at: int) -> str:
 def seed_vouchers() -> dict[str, Voucher]:
     """The seed state's vouchers: V-0 redeemed already, V-1 live; both issued before the
     seed time."""
-    expires_at = SEED_NOW + 600
+    expires_at = SEED_CLOCK + 600
     return {
         code: Voucher(amount, expires_at, signed_token(code, expires_at), redeemed)
         for code, amount, redeemed in (("V-0", 10, True), ("V-1", 20, False))
@@ -63,7 +63,7 @@ class Vouchers:
     """The voucher service: the object the voucher tools receive as `vouchers`."""
 
     def __init__(self) -> None:
-        self.now: int = SEED_NOW
+        self.clock: int = SEED_CLOCK
         self.vouchers: dict[str, Voucher] = seed_vouchers()
         self.next_code: int = SEED_NEXT_CODE
         self.redeemed_total: int = SEED_REDEEMED_TOTAL
@@ -71,14 +71,14 @@ class Vouchers:
     def reset(self) -> None:
         """Restore the seed state."""
         # One statement per field, so each is a reset mutation site.
-        self.now = SEED_NOW
+        self.clock = SEED_CLOCK
         self.vouchers = seed_vouchers()
         self.next_code = SEED_NEXT_CODE
         self.redeemed_total = SEED_REDEEMED_TOTAL
 
     def to_json(self) -> dict:
         return {
-            "now": self.now,
+            "clock": self.clock,
             "vouchers": {code: v.to_json() for code, v in self.vouchers.items()},
             "next_code": self.next_code,
             "redeemed_total": self.redeemed_total,
@@ -97,7 +97,7 @@ def verify_token(vouchers: Vouchers, token: str) -> tuple[bool, str]:
     voucher = vouchers.vouchers.get(code)
     if voucher is None or str(voucher.expires_at) != expires:
         return False, "unknown_token: the token was not issued by this service"
-    unexpired = vouchers.now < voucher.expires_at
+    unexpired = vouchers.clock < voucher.expires_at
     if not unexpired:
         return False, f"expired_before_use: the voucher expired at {voucher.expires_at}"
     if not voucher.redeemed:
@@ -113,7 +113,7 @@ def issue_voucher(vouchers: Vouchers, amount: int, ttl: int) -> dict:
 
     Answers {"error": ...} if the amount is not between 1 and 500.
     Answers {"error": ...} if the ttl is not between 1 and 3600 seconds.
-    The voucher is recorded under the next code "V-N" with the amount, the expiry now + ttl
+    The voucher is recorded under the next code "V-N" with the amount, the expiry clock + ttl
     and the token.
     The token is the code, a colon, the expiry, a dot and an HMAC-SHA256 signature of the rest.
     The voucher is always issued unless the answer has an "error".
@@ -125,7 +125,7 @@ def issue_voucher(vouchers: Vouchers, amount: int, ttl: int) -> dict:
         return {"error": f"ttl must be between 1 and {MAX_TTL} seconds, got {ttl}"}
     code = f"V-{vouchers.next_code}"
     vouchers.next_code += 1
-    expires_at = vouchers.now + ttl
+    expires_at = vouchers.clock + ttl
     token = signed_token(code, expires_at)
     vouchers.vouchers[code] = Voucher(amount=amount, expires_at=expires_at, token=token)
     return {"token": token, "code": code, "expires_at": expires_at}
@@ -140,7 +140,7 @@ def redeem_voucher(vouchers: Vouchers, token: str) -> dict:
     Answers {"error": ...} if the signature does not match the exact token bytes.
     Answers {"error": ...} if the token was not issued by this service.
     Answers {"error": ...} if the voucher has expired.
-    A voucher is valid while now < its expiry on the service clock.
+    A voucher is valid while clock < its expiry on the service clock.
     Answers {"error": ...} if the voucher was already redeemed.
     Redeeming marks the voucher redeemed and adds its amount to the redeemed total.
     The voucher is always redeemed unless the answer has an "error".
@@ -167,5 +167,5 @@ def advance_voucher_clock(vouchers: Vouchers, seconds: int) -> dict:
     """
     if seconds <= 0:
         return {"error": f"seconds must be positive, got {seconds}"}
-    vouchers.now += seconds
-    return {"now": vouchers.now}
+    vouchers.clock += seconds
+    return {"clock": vouchers.clock}

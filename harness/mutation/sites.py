@@ -186,17 +186,31 @@ class _Module:
     classes: dict[str, _Class] = field(default_factory=dict)  # by qualname
     imports: dict[str, tuple[str, str | None]] = field(default_factory=dict)
     entries: list[_Function] = field(default_factory=list)  # every def, source order
+    imported: set[str] = field(default_factory=set)  # dotted names of every module it may import
 
 
 class _Package:
-    """Every module of one target package, parsed once."""
+    """The modules of one target package that a call from `entry` can reach: `entry` and,
+    transitively, every module of the package it imports (`import pkg.mod`,
+    `from pkg.mod import name`, `from . import mod`, `from .mod import name`). Functions a
+    call reaches live in modules so imported; the other modules of the package are not
+    parsed at all (`inspect_evals` holds hundreds). Without `entry`: every module."""
 
-    def __init__(self, package: str, root: Path):
+    def __init__(self, package: str, root: Path, entry: str | None = None):
+        _VIEWS.append(self)
         self.modules: dict[str, _Module] = {}
-        for name, path in _package_files(package):
-            module = _index_module(name, path, root)
-            if module is not None:
-                self.modules[name] = module
+        files = dict(_package_files(package))
+        todo = [entry] if entry is not None else sorted(files)
+        while todo:
+            name = todo.pop()
+            if name in self.modules or name not in files:
+                continue
+            module = _index_module_cached(name, str(files[name]), str(root))
+            if module is None:
+                continue
+            self.modules[name] = module
+            todo.extend(sorted(module.imported - self.modules.keys(), reverse=True))
+        self.modules = dict(sorted(self.modules.items()))  # one order, however reached
         self._ancestors: dict[int, list[_Class]] = {}
         self._subclasses: dict[int, list[_Class]] = {}
         self.methods_by_name: dict[str, list[_Function]] = {}
@@ -375,6 +389,8 @@ def _index_module(name: str, path: Path, root: Path) -> _Module | None:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
+                parts = alias.name.split(".")
+                module.imported.update(".".join(parts[: i + 1]) for i in range(len(parts)))
                 if alias.asname:
                     module.imports[alias.asname] = (alias.name, None)
                 else:
@@ -382,9 +398,11 @@ def _index_module(name: str, path: Path, root: Path) -> _Module | None:
                     module.imports[top] = (top, None)
         elif isinstance(node, ast.ImportFrom):
             source = _absolute_import(name, is_package, node.module, node.level)
+            module.imported.add(source)
             for alias in node.names:
                 if alias.name != "*":
                     module.imports[alias.asname or alias.name] = (source, alias.name)
+                    module.imported.add(f"{source}.{alias.name}")
 
     def visit(body: list[ast.stmt], owner: _Class | None) -> None:
         for stmt in body:
@@ -441,13 +459,29 @@ def _absolute_import(module: str, is_package: bool, target: str | None, level: i
     return ".".join([*parts, target] if target else parts)
 
 
-@functools.lru_cache(maxsize=16)
-def _package(package: str, root: str) -> _Package:
-    return _Package(package, Path(root))
+@functools.lru_cache(maxsize=512)
+def _index_module_cached(name: str, path: str, root: str) -> _Module | None:
+    """Each module parsed once per process, shared by every view that reaches it."""
+    return _index_module(name, Path(path), Path(root))
+
+
+@functools.lru_cache(maxsize=128)
+def _package(package: str, root: str, entry: str | None = None) -> _Package:
+    return _Package(package, Path(root), entry)
+
+
+def package_views() -> list[_Package]:
+    """The package indexes built since the last `_VIEWS.clear()` (bench/site_index.py)."""
+    return list(_VIEWS)
+
+
+_VIEWS: list[_Package] = []
 
 
 def _package_of(module: str, adapter: Adapter) -> _Package:
-    return _package(module.partition(".")[0], str(Path(adapter.source_root()).resolve()))
+    """The index of what a call from `module` can reach (see `_Package`)."""
+    root = str(Path(adapter.source_root()).resolve())
+    return _package(module.partition(".")[0], root, module)
 
 
 # --- call resolution -------------------------------------------------------------------------
