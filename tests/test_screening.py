@@ -160,3 +160,51 @@ def test_an_empty_operator_is_reported_at_draw_time_and_in_the_report(tmp_path: 
         rows = {r["operator"]: r for r in csv.DictReader(handle)}
     assert rows["M-VALIDITY"]["note"].startswith("no candidates: no clock path")
     assert rows["M-PRECOND"]["drawn"] == "2"
+
+
+# --- a controls arm over several targets (issue 19, friction 7) ---------------------------
+
+
+def test_a_controls_arm_may_take_several_targets() -> None:
+    from harness.execution.draw import build_pool, operator_pools
+
+    plan = Plan.model_validate(
+        {
+            "name": "p",
+            "description": "d",
+            "seed": 3,
+            "arms": [
+                {
+                    "name": "controls",
+                    "kind": "controls",
+                    "target": ["toy_domain", "agentdojo-banking"],
+                    "operators": ["C-REWORD"],
+                    "draw_per_operator": 4,
+                }
+            ],
+        }
+    )
+    assert plan.targets() == ["agentdojo-banking", "toy_domain"]
+    targets = {name: load_target(name) for name in plan.targets()}
+    pool, mutants = build_pool(plan, targets)
+    assert {mutants[e.mutant_id].target for e in pool} == {"toy_domain", "agentdojo-banking"}
+    drawn = draw_sample(plan, pool, set())
+    assert len(drawn) == 4
+    (summary,) = operator_pools(plan, targets, pool, drawn)
+    assert summary.target == "toy_domain, agentdojo-banking" and summary.drawn == 4
+
+
+def test_an_arm_names_each_target_once() -> None:
+    import pytest
+    from pydantic import ValidationError
+
+    arm = {"name": "c", "kind": "controls", "operators": ["C-REWORD"], "draw_per_operator": 1}
+    with pytest.raises(ValidationError, match="distinct targets"):
+        Plan.model_validate(
+            {
+                "name": "p",
+                "description": "d",
+                "seed": 1,
+                "arms": [{**arm, "target": ["toy_domain", "toy_domain"]}],
+            }
+        )

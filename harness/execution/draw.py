@@ -94,20 +94,28 @@ def corpus_dir(root: Path, plan: Plan) -> Path:
 
 
 def arm_tools(arm: ArmSpec, target: Target) -> list[str]:
+    """The arm's tools on `target`. With several targets, an explicit tool list keeps the
+    tools each target has; a tool no target of the arm has is an error."""
     available = sorted(target.contracts)
     if arm.tools == "all":
         return available
-    unknown = sorted(set(arm.tools) - set(available))
+    if len(arm.targets) == 1:
+        unknown = sorted(set(arm.tools) - set(available))
+    else:
+        from harness.targets.registry import load_target as _load
+
+        known = {t for name in arm.targets for t in _load(name).contracts}
+        unknown = sorted(set(arm.tools) - known)
     if unknown:
         raise UserError(
             Problem(
                 arm.name,
                 "tools",
-                f"{unknown[0]!r} has no contract in {target.name}",
+                f"{unknown[0]!r} has no contract in {', '.join(arm.targets)}",
                 f"use tools from: {', '.join(available)}",
             )
         )
-    return sorted(arm.tools)
+    return sorted(set(arm.tools) & set(available))
 
 
 def expand_operators(arm: ArmSpec) -> list[str]:
@@ -165,21 +173,22 @@ def build_pool(plan: Plan, targets: dict[str, Target]) -> tuple[list[PoolEntry],
                         "move it to an arm of that kind",
                     )
                 )
-        target = targets[arm.target]
-        root = Path(target.adapter.source_root())
-        screener = screeners.setdefault(target.name, Screener(root))
-        for pair in enumerate_pairs(target, arm_tools(arm, target), operators):
-            mutants[pair.mutant.id] = pair.mutant
-            entries.append(
-                PoolEntry(
-                    pair_id=pair.id,
-                    mutant_id=pair.mutant.id,
-                    arm=arm.name,
-                    operator=pair.mutant.operator,
-                    tool=pair.tool,
-                    screen=screener.status(pair.mutant),
+        for name in arm.targets:
+            target = targets[name]
+            root = Path(target.adapter.source_root())
+            screener = screeners.setdefault(target.name, Screener(root))
+            for pair in enumerate_pairs(target, arm_tools(arm, target), operators):
+                mutants[pair.mutant.id] = pair.mutant
+                entries.append(
+                    PoolEntry(
+                        pair_id=pair.id,
+                        mutant_id=pair.mutant.id,
+                        arm=arm.name,
+                        operator=pair.mutant.operator,
+                        tool=pair.tool,
+                        screen=screener.status(pair.mutant),
+                    )
                 )
-            )
     return entries, mutants
 
 
@@ -195,19 +204,22 @@ def operator_pools(
 
     out = []
     for arm in plan.arms:
-        target = targets[arm.target]
         for operator in expand_operators(arm):
             mine = [e for e in pool if e.arm == arm.name and e.operator == operator]
             screened = {s.value: sum(e.screen is s for e in mine) for s in SCREENS}
             kept = sum(e.screen is ScreenStatus.KEPT for e in mine)
             reason = None
             if kept == 0:
-                reason = empty_reason(operator, target, arm_tools(arm, target), screened)
+                reasons = [
+                    empty_reason(operator, targets[t], arm_tools(arm, targets[t]), screened)
+                    for t in arm.targets
+                ]
+                reason = "; ".join(dict.fromkeys(reasons))
             out.append(
                 OperatorPool(
                     arm=arm.name,
                     kind=arm.kind.value,
-                    target=arm.target,
+                    target=", ".join(arm.targets),
                     operator=operator,
                     offered=len(mine),
                     screened=screened,

@@ -26,13 +26,27 @@ class _Strict(BaseModel):
 class ArmSpec(_Strict):
     name: str
     kind: Arm
-    target: str
+    target: str | list[str] = Field(
+        description="A target, or several (e.g. a controls arm over every suite): the arm's "
+        "operators are enumerated on each, and its draw stratified over all their tools"
+    )
     tools: list[str] | Literal["all"] = "all"
     operators: list[str] = Field(min_length=1)
     draw_per_operator: int = Field(
         ge=1, description="Pairs drawn per operator (fewer if the pool is smaller)"
     )
     stratify_by: Literal["tool", "none"] = "tool"
+
+    @property
+    def targets(self) -> list[str]:
+        """The arm's targets, in the order written."""
+        return [self.target] if isinstance(self.target, str) else list(self.target)
+
+    @model_validator(mode="after")
+    def _some_target(self) -> ArmSpec:
+        if not self.targets or len(set(self.targets)) != len(self.targets):
+            raise ValueError("target: name one target, or a list of distinct targets")
+        return self
 
 
 class NegativeControlSpec(_Strict):
@@ -102,7 +116,7 @@ class Plan(_Strict):
         return self
 
     def targets(self) -> list[str]:
-        return sorted({a.target for a in self.arms})
+        return sorted({t for a in self.arms for t in a.targets})
 
 
 def load_plan(path: Path) -> Plan:
