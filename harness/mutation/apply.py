@@ -11,6 +11,7 @@ import importlib
 import linecache
 import operator
 import sys
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -69,7 +70,9 @@ def define(site: FunctionSite, text: str, filename: str) -> Any:
         ast.fix_missing_locations(tree)
         # the target module's own __future__ flags, not this module's: an annotation such
         # as `int + None` fails at definition time in a module without `annotations`
-        code = compile(tree, filename, "exec", flags=_future_flags(site), dont_inherit=True)
+        with warnings.catch_warnings():  # `x is 1` from a generic operator: not the user's code
+            warnings.simplefilter("ignore", SyntaxWarning)
+            code = compile(tree, filename, "exec", flags=_future_flags(site), dont_inherit=True)
     except (SyntaxError, ValueError) as exc:
         raise MutantCompileError(f"{site.qualname}: {exc}") from exc
     module = importlib.import_module(site.module)
