@@ -177,12 +177,16 @@ def cmd_draw(args: argparse.Namespace) -> int:
             + ", ".join(f"{n} {s}" for s, n in sorted(by_screen.items()) if n)
             + f"; rule {corpus.screening_rule}): never drawn, listed in pool.json"
         )
+    empty: dict[tuple[str, str], list[str]] = {}
     for pool in corpus.pools:
         if pool.empty_reason is not None:  # said now, not discovered as a missing row later
-            console.print(
-                f"arm {pool.arm}, operator {pool.operator}: no candidates: {pool.empty_reason}",
-                markup=False,
-            )
+            empty.setdefault((pool.arm, pool.empty_reason), []).append(pool.operator)
+    for (arm, reason), operators in empty.items():
+        shown = ", ".join(operators[:6]) + (
+            f" and {len(operators) - 6} more" if len(operators) > 6 else ""
+        )
+        word = "operator" if len(operators) == 1 else f"{len(operators)} operators"
+        console.print(f"arm {arm}, {word} {shown}: no candidates: {reason}", markup=False)
     console.print(
         f"drew {len(corpus.pairs)} pairs ("
         + ", ".join(f"{arm}: {n}" for arm, n in sorted(by_arm.items()))
