@@ -698,9 +698,9 @@ def _tables(rows: Sequence[LedgerRow], meta: RunMeta) -> list[Table]:
             tables.append(cause_table(causes, meta, escapes[-1].counts.post_hoc))
     if grader := grader_arm(rows):  # none for targets without a grader (the toy domain)
         tables.append(grader_table(grader, meta))
-    if meta.pools:
-        tables.append(pool_table(meta))
         tables.append(grader_tasks_table(grader_tasks_by_tool(rows), meta))
     if tools := per_tool(rows):
         tables.append(tool_table(tools, meta))
+    if meta.pools:
+        tables.append(pool_table(meta))
     return tables
