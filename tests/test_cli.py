@@ -33,7 +33,7 @@ def edited_contract(tmp_path: Path, old: str, new: str, tool: str = "transfer") 
 def test_validate_toy_domain_passes():
     done = harness("contracts", "validate", "toy_domain")
     assert done.returncode == 0, done.stderr
-    assert "21 contracts valid" in done.stdout
+    assert "24 contracts valid" in done.stdout
 
 
 def test_validate_rejects_a_wrong_quote(tmp_path):
