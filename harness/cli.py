@@ -72,12 +72,13 @@ def cmd_check(args: argparse.Namespace) -> int:
                 (clause.detail or "")[:120],
             )
         style = VERDICT_STYLE[tool.verdict]
+        label = tool.primary_label()  # one label when several observation clauses break
         table.add_row(
             f"[bold]{tool.tool}[/]",
             "[bold]roll-up[/]",
             f"[{style}]{tool.verdict}[/]",
             f"{tool.probes_run} probes",
-            "",
+            f"primary label: {label}" if label else "",
             end_section=True,
         )
     console.print(table)

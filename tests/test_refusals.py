@@ -272,3 +272,22 @@ def test_voucher_mutants_are_detected(voucher_pairs) -> None:
         ("M-PRECOND", "if not body or not signature:"),
         ("M-PRECOND", "if voucher is None or str(voucher.expires_at) != expires:"),
     }
+
+
+def test_check_prints_the_primary_label_of_a_tool_breaking_observation_clauses(
+    voucher_pairs, capsys
+) -> None:
+    from harness.cli import main
+
+    drop = next(
+        p
+        for p in voucher_pairs
+        if p.tool == "redeem_voucher"
+        and p.mutant.operator == "M-VALIDITY"
+        and "+    unexpired = True" in p.mutant.diff
+    )
+    with applied(TARGET.adapter, drop.mutant):
+        code = main(["check", "toy_domain", "--tool", "redeem_voucher"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "primary label: expired_before_use" in out.replace("\n", " ").replace("│", " ")
