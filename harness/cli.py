@@ -77,12 +77,13 @@ def cmd_check(args: argparse.Namespace) -> int:
                 (clause.detail or "")[:120],
             )
         style = VERDICT_STYLE[tool.verdict]
+        label = tool.primary_label()  # one label when several observation clauses break
         table.add_row(
             f"[bold]{tool.tool}[/]",
             "[bold]roll-up[/]",
             f"[{style}]{tool.verdict}[/]",
             f"{tool.probes_run} probes",
-            "",
+            f"primary label: {label}" if label else "",
             end_section=True,
         )
     console.print(table)
@@ -219,6 +220,26 @@ def cmd_draw(args: argparse.Namespace) -> int:
     corpus = draw(plan, root, exclude)
     by_arm = Counter(pair.arm for pair in corpus.pairs)
     folder = corpus_dir(root, plan)
+    screened = sum(sum(p.screened.values()) for p in corpus.pools)
+    if screened:
+        by_screen = Counter()
+        for pool in corpus.pools:
+            by_screen.update(pool.screened)
+        console.print(
+            f"screened out {screened} candidate pairs ("
+            + ", ".join(f"{n} {s}" for s, n in sorted(by_screen.items()) if n)
+            + f"; rule {corpus.screening_rule}): never drawn, listed in pool.json"
+        )
+    empty: dict[tuple[str, str], list[str]] = {}
+    for pool in corpus.pools:
+        if pool.empty_reason is not None:  # said now, not discovered as a missing row later
+            empty.setdefault((pool.arm, pool.empty_reason), []).append(pool.operator)
+    for (arm, reason), operators in empty.items():
+        shown = ", ".join(operators[:6]) + (
+            f" and {len(operators) - 6} more" if len(operators) > 6 else ""
+        )
+        word = "operator" if len(operators) == 1 else f"{len(operators)} operators"
+        console.print(f"arm {arm}, {word} {shown}: no candidates: {reason}", markup=False)
     console.print(
         f"drew {len(corpus.pairs)} pairs ("
         + ", ".join(f"{arm}: {n}" for arm, n in sorted(by_arm.items()))

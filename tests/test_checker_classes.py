@@ -339,7 +339,7 @@ def test_falsy_argument_defect_detected(target, monkeypatch):
 
 def test_every_original_toy_tool_conforms(target):
     report = ReferenceChecker().check(target)
-    assert len(report.tools) == 21
+    assert len(report.tools) == 24
     for tool in report.tools:
         assert_clean(tool)
 

@@ -33,7 +33,7 @@ def edited_contract(tmp_path: Path, old: str, new: str, tool: str = "transfer") 
 def test_validate_toy_domain_passes():
     done = harness("contracts", "validate", "toy_domain")
     assert done.returncode == 0, done.stderr
-    assert "21 contracts valid" in done.stdout
+    assert "24 contracts valid" in done.stdout
 
 
 def test_validate_rejects_a_wrong_quote(tmp_path):
@@ -107,7 +107,7 @@ def test_malformed_yaml_is_one_line_exit_2(tmp_path):
 def test_check_prints_every_clause_and_conforms():
     done = harness("check", "toy_domain")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "21 tools: 21 CONFORMS, 0 VIOLATES, 0 UNTESTABLE" in done.stdout
+    assert "24 tools: 24 CONFORMS, 0 VIOLATES, 0 UNTESTABLE" in done.stdout
 
 
 def test_check_json_report_has_witness_fields(tmp_path):
@@ -162,7 +162,7 @@ def test_baseline_writes_one_row_per_tool_and_a_summary(tmp_path):
     done = harness("baseline", "toy_domain", "--out", str(out))
     assert done.returncode == 0, done.stderr
     rows = [json.loads(line) for line in (out / "tools.jsonl").read_text().splitlines()]
-    assert len(rows) == 21 and {r["verdict"] for r in rows} == {"CONFORMS"}
+    assert len(rows) == 24 and {r["verdict"] for r in rows} == {"CONFORMS"}
     assert (
         "| toy_domain | `transfer` | CONFORMS | — | — | — | n/a |"
         in (out / "SUMMARY.md").read_text()

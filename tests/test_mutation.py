@@ -494,6 +494,7 @@ INVENTORY_TOOLS = {
     "unlock_inventory",
 }
 CALENDAR_TOOLS = {"book_meeting", "cancel_meeting", "rename_meeting"}
+VOUCHER_TOOLS = {"issue_voucher", "redeem_voucher", "advance_voucher_clock"}
 STORAGE_WRITERS = {
     "presign_download",
     "download",
@@ -505,8 +506,9 @@ STORAGE_WRITERS = {
 
 def test_reset_mutants_pair_only_with_tools_that_write_what_they_restore(all_pairs) -> None:
     reset_pairs = [p for p in all_pairs if p.mutant.operator == "M-RESET"]
-    # 37 for the first 15 tools (was 15 mutants x 15 tools = 225), 12 for the storage tools
-    assert len(reset_pairs) == 49
+    # 37 for the first 15 tools (was 15 mutants x 15 tools = 225), 12 for the storage tools,
+    # 8 for the voucher tools
+    assert len(reset_pairs) == 57
     for pair in reset_pairs:  # the rule itself, on every pair
         contract = TARGET.contracts[pair.tool]
         volatile = volatile_fields(ADAPTER, contract)
@@ -531,6 +533,16 @@ def test_reset_mutants_pair_only_with_tools_that_write_what_they_restore(all_pai
     }
     assert by_step[("Storage.reset", "self.issued = {}")] == {"presign_download"}
     assert by_step[("Storage.reset", "self.retry_after = SEED_RETRY_AFTER")] == {"export_bucket"}
+    assert by_step[("ToyEnvironment.reset", "self.vouchers.reset()")] == VOUCHER_TOOLS
+    assert by_step[("Vouchers.reset", "self.clock = SEED_CLOCK")] == {"advance_voucher_clock"}
+    assert by_step[("Vouchers.reset", "self.vouchers = seed_vouchers()")] == {
+        "issue_voucher",
+        "redeem_voucher",
+    }
+    assert by_step[("Vouchers.reset", "self.next_code = SEED_NEXT_CODE")] == {"issue_voucher"}
+    assert by_step[("Vouchers.reset", "self.redeemed_total = SEED_REDEEMED_TOTAL")] == {
+        "redeem_voucher"
+    }
     # `item.reserved += ...` with `item = inventory.items[sku]` writes `items` too
     assert by_step[("Inventory.reset", "self.items = seed_items()")] == {
         "reserve_item",

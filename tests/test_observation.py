@@ -208,7 +208,7 @@ def one_pair(pairs: list[Pair], operator: str, tool: str, changed: tuple[str, ..
         (
             "M-INTEGRITY",
             "download",
-            ("-    if not hmac.compare_digest(signatures[0]",),
+            ("-    if not hmac.compare_digest(signatures[0]", "+    pass"),
             "obs.url_intact",
             DefectClass.INTEGRITY_BREAK,
             "signature_mismatch",
@@ -217,7 +217,7 @@ def one_pair(pairs: list[Pair], operator: str, tool: str, changed: tuple[str, ..
         (
             "M-INTEGRITY",
             "update_object",
-            ("-    if not hmac.compare_digest(if_match",),
+            ("-    if not hmac.compare_digest(if_match", "+    pass"),
             "obs.etag_current",
             DefectClass.INTEGRITY_BREAK,
             "version_conflict",
@@ -266,7 +266,9 @@ def test_operators_act_only_on_observation_guards(observation_pairs: list[Pair])
         ("M-INTEGRITY", "update_object"),
     }
     validity = [p for p in observation_pairs if p.mutant.operator == "M-VALIDITY"]
-    assert len(validity) == 4  # per guard: removed, boundary shifted
+    assert len(validity) == 6  # per clock check: dropped, inverted, boundary shifted
+    integrity = [p for p in observation_pairs if p.mutant.operator == "M-INTEGRITY"]
+    assert len(integrity) == 4  # per digest check: dropped, inverted
 
 
 # --- end to end: a small plan as users run it -------------------------------------------------
@@ -311,11 +313,15 @@ def test_closed_world_report_has_a_row_per_observation_axis(tmp_path: Path) -> N
     assert set(by_axis) == {
         (scope, axis) for scope in ("toy", "pooled") for axis in ("validity", "integrity")
     }
-    # every site in the pool is drawn: 2 validity guards x (removed, shifted), 2 integrity guards
+    # every candidate in the pool is drawn: 2 clock checks x (dropped, inverted, shifted),
+    # 2 digest checks x (dropped, inverted)
     toy_validity, toy_integrity = by_axis["toy", "validity"], by_axis["toy", "integrity"]
-    assert (toy_validity["n"], toy_validity["detected"]) == ("4", "4")
-    assert (toy_integrity["n"], toy_integrity["detected"]) == ("2", "2")
-    assert toy_validity["class_matched_recall"] == toy_integrity["class_matched_recall"] == "1.000"
+    assert (toy_validity["n"], toy_validity["detected"]) == ("6", "6")
+    assert (toy_integrity["n"], toy_integrity["detected"]) == ("4", "4")
+    assert toy_integrity["class_matched_recall"] == "1.000"
+    # the inverted Retry-After check refuses the first, legal export: detected, but as a
+    # refused legal call (before the clock window is ever probed), not as a validity break
+    assert toy_validity["class_matched_recall"] == "0.833"
 
 
 def test_an_issuer_that_issues_differently_each_time_makes_the_clauses_untestable(

@@ -20,6 +20,7 @@ from harness.targets.equality import bind_pattern, canonical_equal, diff, parse_
 from harness.targets.toy import ToyAdapter
 from toy_domain import TOOLS
 from toy_domain.storage import Storage, etag_of, presign_download
+from toy_domain.vouchers import Vouchers
 
 ADAPTER = ToyAdapter()
 VOLATILE = [parse_pattern(p) for p in ADAPTER.volatile_paths()]
@@ -79,7 +80,7 @@ def unchanged(before, after) -> bool:
 
 def test_every_tool_has_a_contract_file_and_vice_versa():
     assert {path.stem for path in CONTRACT_FILES} == set(TOOLS)
-    assert len(TOOLS) == 21
+    assert len(TOOLS) == 24
 
 
 @pytest.mark.parametrize("tool", sorted(TOOLS))
@@ -146,7 +147,11 @@ def test_signature_matches_the_tool(tool):
 @pytest.mark.parametrize("tool", sorted(TOOLS))
 def test_writers_declare_their_arguments_and_readers_none(tool):
     contract = load_contract(tool)
-    assert contract.on_precondition_violation.error_type == "ValueError"
+    # the voucher service refuses by returning {"error": ...}: no error type to name
+    refuses_by_return = TOOLS[tool][0] == "toy_domain.vouchers"
+    expected_type = None if refuses_by_return else "ValueError"
+    assert contract.on_precondition_violation.error_type == expected_type
+    assert (contract.success.signal == "result") is refuses_by_return
     if tool in ("get_balance", "get_object"):
         assert not any(spec.effective for spec in contract.signature.values())
         assert all(frame.writes == [] for frame in contract.frame)
@@ -179,7 +184,7 @@ def test_shared_invariants_are_stated_identically():
 
 def test_adapter_satisfies_the_protocol():
     assert isinstance(ADAPTER, Adapter)
-    assert ADAPTER.version() == toy_domain.__version__ == "1.1.0"
+    assert ADAPTER.version() == toy_domain.__version__ == "1.2.0"
     assert ADAPTER.tool_names() == sorted(TOOLS)
     assert (ADAPTER.source_root() / "toy_domain" / "bank.py").is_file()
     assert ADAPTER.contracts_dir() == ADAPTER.source_root() / "toy_domain" / "contracts"
@@ -190,7 +195,7 @@ def test_snapshot_is_json_and_stable_across_fresh_environments():
     first, second = ADAPTER.snapshot(ADAPTER.fresh()), ADAPTER.snapshot(ADAPTER.fresh())
     assert json.loads(json.dumps(first)) == first
     assert unchanged(first, second)
-    assert set(first) == {"bank", "inventory", "calendar", "storage"}
+    assert set(first) == {"bank", "inventory", "calendar", "storage", "vouchers"}
     assert first["storage"]["now"] == 1000 and first["storage"]["issued"] == {}
     assert first["bank"]["accounts"]["acc-3"] == {
         "owner": "carol",
@@ -304,6 +309,8 @@ URL = presign_download(Storage(), "readme.txt", 300)["url"]
 README_ETAG = etag_of(1, "hello")
 
 # One legal call per tool: (setup calls, args).
+VOUCHER_TOKEN = Vouchers().vouchers["V-1"].token  # the seed's live voucher
+REDEEMED_TOKEN = Vouchers().vouchers["V-0"].token  # the seed's redeemed voucher
 HAPPY: dict[str, tuple[list, dict]] = {
     "open_account": ([], {"owner": "dana", "initial_deposit": 25}),
     "deposit": ([], {"account_id": "acc-2", "amount": 40}),
@@ -332,6 +339,9 @@ HAPPY: dict[str, tuple[list, dict]] = {
     "get_object": ([], {"key": "readme.txt"}),
     "update_object": ([], {"key": "readme.txt", "body": "v2", "if_match": README_ETAG}),
     "export_bucket": ([], {}),
+    "issue_voucher": ([], {"amount": 50, "ttl": 300}),
+    "redeem_voucher": ([], {"token": VOUCHER_TOKEN}),
+    "advance_voucher_clock": ([], {"seconds": 30}),
 }
 
 # One call per precondition that falsifies it alone: (tool, clause id, setup calls, args).
@@ -417,6 +427,11 @@ VIOLATIONS: list[tuple[str, str, list, dict]] = [
         {"key": "readme.txt", "body": "b", "if_match": etag_of(2, "hello")},
     ),
     ("export_bucket", "pre.not_rate_limited", [("export_bucket", {})], {}),
+    ("issue_voucher", "pre.amount_in_range", [], {"amount": 0, "ttl": 60}),
+    ("issue_voucher", "pre.ttl_in_range", [], {"amount": 5, "ttl": 3601}),
+    ("redeem_voucher", "pre.token_issued", [], {"token": VOUCHER_TOKEN[:-1] + "0"}),
+    ("redeem_voucher", "pre.not_redeemed", [], {"token": REDEEMED_TOKEN}),
+    ("advance_voucher_clock", "pre.positive", [], {"seconds": 0}),
 ]
 
 
@@ -482,7 +497,10 @@ def test_a_violated_precondition_raises_value_error_and_changes_nothing(
     truth = {c.id: holds(c.predicate, pre=pre, args=seen) for c in contract.preconditions}
     assert [c for c, true in truth.items() if not true] == [clause_id]
     outcome = ADAPTER.invoke(env, tool, args)
-    assert (outcome.success, outcome.error_type) == (False, "ValueError")
+    if TOOLS[tool][0] == "toy_domain.vouchers":  # refuses by returning {"error": ...}
+        assert outcome.success and set(outcome.result) == {"error"}, outcome
+    else:
+        assert (outcome.success, outcome.error_type) == (False, "ValueError")
     assert diff(pre, ADAPTER.snapshot(env)) == []
 
 

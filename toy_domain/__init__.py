@@ -1,11 +1,13 @@
-"""The toy target: four small services (bank, inventory, calendar, storage) and their 21 tools.
+"""The toy target: five small services (bank, inventory, calendar, storage, vouchers) and their
+24 tools.
 
 Each tool is a module-level function whose first parameter is its service (`bank`,
-`inventory`, `calendar` or `storage`, injected by the adapter), followed by the agent's arguments.
+`inventory`, `calendar`, `storage` or `vouchers`, injected by the adapter), followed by the
+agent's arguments.
 Its contract lives in `toy_domain/contracts/<tool>.yaml`.
 """
 
-__version__ = "1.1.0"
+__version__ = "1.2.0"
 
 # tool name -> (module, function); the adapter resolves the function at each call.
 TOOLS: dict[str, tuple[str, str]] = {
@@ -30,4 +32,7 @@ TOOLS: dict[str, tuple[str, str]] = {
     "get_object": ("toy_domain.storage", "get_object"),
     "update_object": ("toy_domain.storage", "update_object"),
     "export_bucket": ("toy_domain.storage", "export_bucket"),
+    "issue_voucher": ("toy_domain.vouchers", "issue_voucher"),
+    "redeem_voucher": ("toy_domain.vouchers", "redeem_voucher"),
+    "advance_voucher_clock": ("toy_domain.vouchers", "advance_voucher_clock"),
 }

@@ -1,4 +1,4 @@
-"""The toy environment: the four services a tool call can touch, and their JSON snapshot."""
+"""The toy environment: the five services a tool call can touch, and their JSON snapshot."""
 
 from dataclasses import dataclass
 
@@ -6,6 +6,7 @@ from toy_domain.bank import Bank
 from toy_domain.calendar_service import Calendar
 from toy_domain.inventory import Inventory
 from toy_domain.storage import Storage
+from toy_domain.vouchers import Vouchers
 
 
 @dataclass
@@ -16,14 +17,17 @@ class ToyEnvironment:
     inventory: Inventory
     calendar: Calendar
     storage: Storage
+    vouchers: Vouchers
 
     def to_json(self) -> dict:
-        """The whole state as JSON: one key per service (bank, inventory, calendar, storage)."""
+        """The whole state as JSON: one key per service (bank, inventory, calendar, storage,
+        vouchers)."""
         return {
             "bank": self.bank.to_json(),
             "inventory": self.inventory.to_json(),
             "calendar": self.calendar.to_json(),
             "storage": self.storage.to_json(),
+            "vouchers": self.vouchers.to_json(),
         }
 
     def reset(self) -> None:
@@ -32,10 +36,15 @@ class ToyEnvironment:
         self.inventory.reset()
         self.calendar.reset()
         self.storage.reset()
+        self.vouchers.reset()
 
 
 def fresh_environment() -> ToyEnvironment:
     """A new environment in the seed state."""
     return ToyEnvironment(
-        bank=Bank(), inventory=Inventory(), calendar=Calendar(), storage=Storage()
+        bank=Bank(),
+        inventory=Inventory(),
+        calendar=Calendar(),
+        storage=Storage(),
+        vouchers=Vouchers(),
     )

@@ -3,7 +3,9 @@ run.json; writes, under the output folder:
 
   tables/<table>.md|.tex|.csv   every table in three formats (the grader tables,
                                 grader_arm and grader_tasks_by_tool, only when some
-                                pair has a grader verdict)
+                                pair has a grader verdict; pool_screening, the pool per
+                                operator before and after each screen, for corpora
+                                drawn with screening)
   recall-forest.png             per-operator closed-world recall intervals
   macros.tex                    one \\newcommand per number (scheme: harness.analysis.macros)
   (tables/predictions.*)        every prediction of the plan scored (run.json's copy, or
@@ -52,6 +54,7 @@ MAIN_TABLES = (
     "negative_controls",
     "open_world_escapes",
     "grader_arm",  # only when the run has grader data
+    "pool_screening",  # only for corpora drawn with screening
     "predictions",  # last: every prediction of the plan, scored
 )
 NO_GRADER_NOTE = (

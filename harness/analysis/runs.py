@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from harness.errors import Problem, UserError
-from harness.execution.draw import Corpus
+from harness.execution.draw import Corpus, OperatorPool
 from harness.execution.ledger import LedgerRow
 from harness.execution.plan import Predictions
 
@@ -37,6 +37,8 @@ class RunMeta(BaseModel):
         """A run of one of the plan's comparison checkers (its folder is
         `<freeze>.<checker>`): the plan's predictions are its own checker's, not this one's."""
         return self.run.startswith(f"{self.freeze_id}.")
+    screening_rule: str | None = None
+    pools: list[OperatorPool] = []  # empty for runs drawn before screening existed
 
 
 def load_run_meta(run_dir: Path) -> RunMeta:

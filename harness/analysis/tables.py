@@ -127,14 +127,88 @@ def _op_word(operator: str) -> str:
     return "All" if operator == ALL else macro_word(operator)
 
 
+NO_CANDIDATES = "no candidates"
+
+
+def _empty_operators(meta: RunMeta, kind: str) -> list[tuple[str, str]]:
+    """(operator, "arm: reason") for each operator of an arm of `kind` with nothing drawn."""
+    return [
+        (p.operator, f"{p.arm}: {p.empty_reason or 'nothing drawn'}")
+        for p in meta.pools
+        if p.kind == kind and p.drawn == 0
+    ]
+
+
 def recall_table(recall: Sequence[RecallRow], meta: RunMeta) -> Table:
-    return _recall_rows_table(
+    table = _recall_rows_table(
         recall,
         meta,
         "closed_world_recall",
         "Closed-world recall per operator",
         "operator",
         "Recall",
+    )
+    return with_empty_rows(table, meta, "closed_world")
+
+
+def with_empty_rows(table: Table, meta: RunMeta, kind: str) -> Table:
+    """An operator of the plan that drew nothing keeps its row: "no candidates", n = 0, and
+    a note with its reason, never a missing row."""
+    shown = {row.cells[1] for row in table.rows}
+    empty = [(op, why) for op, why in _empty_operators(meta, kind) if op not in shown]
+    if not empty:
+        return table
+    blank: tuple[Cell, ...] = (None,) * (len(table.columns) - 3)
+    rows = [
+        Row((Scope.POOLED.value, f"{op} ({NO_CANDIDATES})", 0, *blank), section=99)
+        for op in dict.fromkeys(op for op, _ in empty)
+    ]
+    notes = [f"{op}: {NO_CANDIDATES} ({why})." for op, why in empty]
+    return replace(table, rows=(*table.rows, *rows), notes=(*table.notes, *notes))
+
+
+def pool_table(meta: RunMeta) -> Table:
+    """Per arm and operator: the pool before and after each screen, and what was drawn."""
+    from harness.mutation.screen import SCREENS
+
+    columns = (
+        Column("arm", "arm", Kind.TEXT),
+        Column("operator", "operator", Kind.TEXT),
+        Column("offered", "offered", Kind.INT, "Offered"),
+        *(Column(s.value, s.value, Kind.INT) for s in SCREENS),
+        Column("kept", "kept", Kind.INT, "Kept"),
+        Column("drawn", "drawn", Kind.INT, "Drawn"),
+        Column("note", "note", Kind.TEXT, width="5cm"),
+    )
+    rows = tuple(
+        Row(
+            (
+                p.arm,
+                p.operator,
+                p.offered,
+                *(p.screened.get(s.value, 0) for s in SCREENS),
+                p.kept,
+                p.drawn,
+                f"{NO_CANDIDATES}: {p.empty_reason}" if p.empty_reason else "",
+            ),
+            macro_word(p.arm) + macro_word(p.operator.replace("/", "-")),
+        )
+        for p in meta.pools
+    )
+    return Table(
+        "pool_screening",
+        f"Pool per operator before and after screening (rule {meta.screening_rule})",
+        meta.freeze_id,
+        columns,
+        rows,
+        "Pool",
+        (
+            "offered = candidate pairs enumerated; each screen column = pairs it removed "
+            "(compile_error: does not compile; definition_error: fails where the function is "
+            "defined; equivalent: bytecode-identical to the original; duplicate: same "
+            "function as an earlier candidate of the site); kept = left to draw.",
+        ),
+        run_post_hoc=meta.post_hoc,
     )
 
 
@@ -777,6 +851,8 @@ def _tables(rows: Sequence[LedgerRow], meta: RunMeta) -> list[Table]:
     tables = []
     if recall := closed_world_recall(rows):
         tables.append(recall_table(recall, meta))
+    elif _empty_operators(meta, "closed_world"):  # nothing drawn at all: still say so
+        tables.append(recall_table([], meta))
     if axes := observation_axis_recall(rows):
         tables.append(axis_table(axes, meta))
     if closed_causes := closed_world_miss_causes(rows):
@@ -796,6 +872,8 @@ def _tables(rows: Sequence[LedgerRow], meta: RunMeta) -> list[Table]:
         tables.append(grader_tasks_table(grader_tasks_by_tool(rows), meta))
     if tools := per_tool(rows):
         tables.append(tool_table(tools, meta))
+    if meta.pools:
+        tables.append(pool_table(meta))
     # last, so `harness run` prints it last; a comparison checker's run has none to score
     predictions = [] if meta.comparison_run else score_predictions(rows, meta.predictions)
     if predictions:

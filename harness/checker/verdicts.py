@@ -7,6 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness.contracts.labels import primary_label
+
 REPORT_SCHEMA_VERSION = 1
 
 
@@ -103,6 +105,11 @@ class ToolReport(_Record):
 
     def defect_classes(self) -> set[DefectClass]:
         return {c.defect_class for c in self.violations() if c.defect_class is not None}
+
+    def primary_label(self) -> str | None:
+        """The one label of a tool that breaks several observation clauses: the most severe
+        of their labels (`harness.contracts.labels.primary_label`)."""
+        return primary_label(c.label for c in self.violations())
 
 
 class CheckReport(_Record):

@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from harness.contracts.labels import FailureLabel
+
 CONTRACT_SCHEMA_VERSION = 1
 
 
@@ -197,15 +199,6 @@ def is_draft(clause_id: str) -> bool:
     return clause_id.endswith(DRAFT_SUFFIX)
 
 
-FailureLabel = Literal[
-    "expired_before_use",
-    "mutated_token",
-    "signature_mismatch",
-    "missing_token",
-    "wrong_value",
-    "rate_limited",
-    "version_conflict",
-]
 OBSERVATION_ROOTS = frozenset({"pre", "args", "issued", "now"})
 
 
@@ -229,7 +222,9 @@ class ObservationClause(_Cited):
     id: str
     text: str = Field(min_length=1)
     axis: Literal["validity", "integrity"]
-    label: FailureLabel = Field(description="The HTTP/API failure the clause cites")
+    label: FailureLabel = Field(
+        description="The failure the clause cites, one of the 15 of `harness.contracts.labels`"
+    )
     issued_by: str = Field(description="The tool whose call issues the artifact")
     artifact: str | None = Field(
         default=None, description="The argument carrying the artifact; none for a call window"

@@ -1,9 +1,16 @@
 """`harness draw`: enumerate the pool, snapshot it to disk, draw a seeded, stratified sample.
 
-Written to `mutants/<plan>/`: `pool.json` (every candidate pair, so the sample can be
-re-derived without the targets), `manifest.json` (the drawn pairs with their mutants and
-the liveness corpus), `diffs/<mutant>.diff` (one unified diff per mutant) and a README
-index for review before scoring. The folder is replaced whole, never half-written.
+Written to `mutants/<plan>/`: `pool.json` (every candidate pair with its screening
+status, so the sample can be re-derived without the targets), `manifest.json` (the drawn
+pairs with their mutants, the liveness corpus, and per arm and operator the pool size
+before and after each screen), `diffs/<mutant>.diff` (one unified diff per mutant) and a
+README index for review before scoring. The folder is replaced whole, never half-written.
+
+Screening (`harness.mutation.screen`, the plan's `screening.rule`): a candidate that does
+not compile, fails where its function is defined, is bytecode-identical to the original or
+duplicates an earlier candidate of its site stays in `pool.json` with that status and is
+never drawn. An arm's operator with no candidate left is reported at draw time with the
+reason (`harness.mutation.empty`), and shown as "no candidates" in every report.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from harness.execution.controls import (
 from harness.execution.liveness import build_corpus
 from harness.execution.plan import ArmSpec, Plan
 from harness.mutation.model import Mutant
+from harness.mutation.screen import SCREENS, Screener, ScreenStatus
 from harness.targets.registry import Target, load_target
 
 CORPUS_SCHEMA_VERSION = 1
@@ -41,6 +49,23 @@ class PoolEntry(BaseModel):
     arm: str
     operator: str
     tool: str
+    screen: ScreenStatus = ScreenStatus.KEPT
+
+
+class OperatorPool(BaseModel):
+    """One arm's pool for one operator: pairs offered, removed by each screen, left, drawn;
+    `empty_reason` when none is left to draw."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    arm: str
+    kind: str
+    target: str
+    operator: str
+    offered: int
+    screened: dict[str, int]  # screen status -> pairs it removed (every screen, 0 included)
+    kept: int
+    drawn: int
+    empty_reason: str | None = None
 
 
 class DrawnPair(BaseModel):
@@ -60,6 +85,8 @@ class Corpus(BaseModel):
     seed: int
     pairs: list[DrawnPair]
     liveness: dict[str, dict[str, list[dict[str, Any]]]]  # target -> tool -> calls
+    screening_rule: str | None = None  # None: drawn before screening existed
+    pools: list[OperatorPool] = []
 
 
 def corpus_dir(root: Path, plan: Plan) -> Path:
@@ -67,20 +94,28 @@ def corpus_dir(root: Path, plan: Plan) -> Path:
 
 
 def arm_tools(arm: ArmSpec, target: Target) -> list[str]:
+    """The arm's tools on `target`. With several targets, an explicit tool list keeps the
+    tools each target has; a tool no target of the arm has is an error."""
     available = sorted(target.contracts)
     if arm.tools == "all":
         return available
-    unknown = sorted(set(arm.tools) - set(available))
+    if len(arm.targets) == 1:
+        unknown = sorted(set(arm.tools) - set(available))
+    else:
+        from harness.targets.registry import load_target as _load
+
+        known = {t for name in arm.targets for t in _load(name).contracts}
+        unknown = sorted(set(arm.tools) - known)
     if unknown:
         raise UserError(
             Problem(
                 arm.name,
                 "tools",
-                f"{unknown[0]!r} has no contract in {target.name}",
+                f"{unknown[0]!r} has no contract in {', '.join(arm.targets)}",
                 f"use tools from: {', '.join(available)}",
             )
         )
-    return sorted(arm.tools)
+    return sorted(set(arm.tools) & set(available))
 
 
 def expand_operators(arm: ArmSpec) -> list[str]:
@@ -108,11 +143,13 @@ def expand_operators(arm: ArmSpec) -> list[str]:
 
 
 def build_pool(plan: Plan, targets: dict[str, Target]) -> tuple[list[PoolEntry], dict[str, Mutant]]:
+    """Every candidate pair of every arm, each with its screening status."""
     from harness.mutation.enumerate import enumerate_pairs
     from harness.mutation.registry import get_operator
 
     entries: list[PoolEntry] = []
     mutants: dict[str, Mutant] = {}
+    screeners: dict[str, Screener] = {}
     for arm in plan.arms:
         operators = expand_operators(arm)
         for name in operators:
@@ -136,19 +173,62 @@ def build_pool(plan: Plan, targets: dict[str, Target]) -> tuple[list[PoolEntry],
                         "move it to an arm of that kind",
                     )
                 )
-        target = targets[arm.target]
-        for pair in enumerate_pairs(target, arm_tools(arm, target), operators):
-            mutants[pair.mutant.id] = pair.mutant
-            entries.append(
-                PoolEntry(
-                    pair_id=pair.id,
-                    mutant_id=pair.mutant.id,
+        for name in arm.targets:
+            target = targets[name]
+            root = Path(target.adapter.source_root())
+            screener = screeners.setdefault(target.name, Screener(root))
+            for pair in enumerate_pairs(target, arm_tools(arm, target), operators):
+                mutants[pair.mutant.id] = pair.mutant
+                entries.append(
+                    PoolEntry(
+                        pair_id=pair.id,
+                        mutant_id=pair.mutant.id,
+                        arm=arm.name,
+                        operator=pair.mutant.operator,
+                        tool=pair.tool,
+                        screen=screener.status(pair.mutant),
+                    )
+                )
+    return entries, mutants
+
+
+def operator_pools(
+    plan: Plan,
+    targets: dict[str, Target],
+    pool: list[PoolEntry],
+    drawn: list[PoolEntry],
+) -> list[OperatorPool]:
+    """Per arm and operator (plan order): the pool before and after each screen, and why
+    an operator has nothing to draw."""
+    from harness.mutation.empty import empty_reason
+
+    out = []
+    for arm in plan.arms:
+        for operator in expand_operators(arm):
+            mine = [e for e in pool if e.arm == arm.name and e.operator == operator]
+            screened = {s.value: sum(e.screen is s for e in mine) for s in SCREENS}
+            kept = sum(e.screen is ScreenStatus.KEPT for e in mine)
+            reason = None
+            if kept == 0:
+                reasons = [
+                    empty_reason(operator, targets[t], arm_tools(arm, targets[t]), screened)
+                    for t in arm.targets
+                ]
+                reason = "; ".join(dict.fromkeys(reasons))
+            out.append(
+                OperatorPool(
                     arm=arm.name,
-                    operator=pair.mutant.operator,
-                    tool=pair.tool,
+                    kind=arm.kind.value,
+                    target=", ".join(arm.targets),
+                    operator=operator,
+                    offered=len(mine),
+                    screened=screened,
+                    kept=kept,
+                    drawn=sum(e.arm == arm.name and e.operator == operator for e in drawn),
+                    empty_reason=reason,
                 )
             )
-    return entries, mutants
+    return out
 
 
 def draw_sample(plan: Plan, pool: list[PoolEntry], exclude: set[str]) -> list[PoolEntry]:
@@ -161,7 +241,10 @@ def draw_sample(plan: Plan, pool: list[PoolEntry], exclude: set[str]) -> list[Po
             candidates = [
                 e
                 for e in pool
-                if e.arm == arm.name and e.operator == operator and e.pair_id not in exclude
+                if e.arm == arm.name
+                and e.operator == operator
+                and e.screen is ScreenStatus.KEPT  # a screened candidate is never drawn
+                and e.pair_id not in exclude
             ]
             if arm.stratify_by == "none":
                 drawn += rng.sample(candidates, min(arm.draw_per_operator, len(candidates)))
@@ -188,6 +271,24 @@ def _readme(plan: Plan, corpus: Corpus) -> str:
         "",
         f"Seed {plan.seed}; {len(corpus.pairs)} pairs. Written by `harness draw`; do not edit.",
         "Each row links the unified diff of its mutant against the installed target.",
+        "",
+        f"## Pool per operator (screening rule `{corpus.screening_rule}`)",
+        "",
+        "Pairs offered, removed by each screen, left to draw, drawn. A screened candidate "
+        "stays in pool.json with its status and is never drawn.",
+        "",
+        "| arm | operator | offered | "
+        + " | ".join(s.value for s in SCREENS)
+        + " | kept | drawn |",
+        "| --- | --- | --- | " + " | ".join("---" for _ in SCREENS) + " | --- | --- |",
+    ]
+    for p in corpus.pools:
+        removed = " | ".join(str(p.screened.get(s.value, 0)) for s in SCREENS)
+        kept = f"{p.kept}" if p.kept else f"0 (no candidates: {p.empty_reason})"
+        lines.append(f"| {p.arm} | {p.operator} | {p.offered} | {removed} | {kept} | {p.drawn} |")
+    lines += [
+        "",
+        "## Drawn pairs",
         "",
         "| pair | arm | operator | tool | function | diff |",
         "| --- | --- | --- | --- | --- | --- |",
@@ -258,6 +359,7 @@ def draw(plan: Plan, root: Path, exclude: set[str] | None = None) -> Corpus:
         targets.setdefault(control.target, load_target(control.target))
     pool, mutants = build_pool(plan, targets)
     sample = draw_sample(plan, pool, exclude or set())
+    pools = operator_pools(plan, targets, pool, sample)
     pairs = [
         DrawnPair(pair_id=e.pair_id, arm=e.arm, tool=e.tool, mutant=mutants[e.mutant_id])
         for e in sample
@@ -273,7 +375,14 @@ def draw(plan: Plan, root: Path, exclude: set[str] | None = None) -> Corpus:
             )
             for tool in tools
         }
-    corpus = Corpus(plan=plan.name, seed=plan.seed, pairs=pairs, liveness=liveness)
+    corpus = Corpus(
+        plan=plan.name,
+        seed=plan.seed,
+        pairs=pairs,
+        liveness=liveness,
+        screening_rule=plan.screening.rule,
+        pools=pools,
+    )
     duplicates = duplicate_pairs(pairs)
     if duplicates:  # two targets offering one mutant for one tool name: an adapter bug
         raise UserError(

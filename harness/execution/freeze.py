@@ -1,11 +1,12 @@
 """Freezes: SHA-256 of every input a run's numbers depend on, recorded before the run.
 
 Groups: the plan file, the checker's scope files, the contracts, the target's source
-files and package versions, the drawn corpus (pool, manifest, diffs) and the negative
-controls; since schema 2 also the versions of the packages the checker's behaviour
-depends on (pydantic, PyYAML, and what each target's adapter names). The freeze id is the
-hash of all of it. `harness freeze` writes `plans/<plan>.freeze.json` and commits nothing:
-it prints the git commands that commit the record and tag it. The commit order in `git log`
+files and package versions, the drawn corpus (pool, manifest, diffs), the screening rule
+with the source of `harness.mutation.screen`, and the negative controls; since schema 2
+also the versions of the packages the checker's behaviour depends on (pydantic, PyYAML,
+and what each target's adapter names). The freeze id is the hash of all of it. `harness
+freeze` writes `plans/<plan>.freeze.json` and commits nothing: it prints the git commands
+that commit the record and tag it. The commit order in `git log`
 (`harness.execution.history`), not the tag, shows that a freeze came before its results;
 a freeze whose id already has results is refused.
 """
@@ -159,6 +160,11 @@ def current_inputs(
             )
         )
     hashes["corpus"] = {_rel(p, root): sha256_file(p) for p in _files(corpus)}
+    # the screening rule, and the code that implements it: a change of either is a new
+    # freeze, so what the draw could not draw cannot change silently
+    from harness.mutation import screen
+
+    hashes["screening"] = {f"rule:{plan.screening.rule}": sha256_file(Path(screen.__file__))}
     controls = root / "controls"
     ids = {c.id for c in plan.negative_controls}
     hashes["controls"] = (
@@ -169,7 +175,7 @@ def current_inputs(
     return hashes, versions
 
 
-PROJECT_GROUPS = frozenset({"plan", "corpus", "controls"})  # the rest: installed_inputs
+PROJECT_GROUPS = frozenset({"plan", "corpus", "screening", "controls"})  # rest: installed_inputs
 
 
 def installed_part(hashes: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:

@@ -26,13 +26,27 @@ class _Strict(BaseModel):
 class ArmSpec(_Strict):
     name: str
     kind: Arm
-    target: str
+    target: str | list[str] = Field(
+        description="A target, or several (e.g. a controls arm over every suite): the arm's "
+        "operators are enumerated on each, and its draw stratified over all their tools"
+    )
     tools: list[str] | Literal["all"] = "all"
     operators: list[str] = Field(min_length=1)
     draw_per_operator: int = Field(
         ge=1, description="Pairs drawn per operator (fewer if the pool is smaller)"
     )
     stratify_by: Literal["tool", "none"] = "tool"
+
+    @property
+    def targets(self) -> list[str]:
+        """The arm's targets, in the order written."""
+        return [self.target] if isinstance(self.target, str) else list(self.target)
+
+    @model_validator(mode="after")
+    def _some_target(self) -> ArmSpec:
+        if not self.targets or len(set(self.targets)) != len(self.targets):
+            raise ValueError("target: name one target, or a list of distinct targets")
+        return self
 
 
 class NegativeControlSpec(_Strict):
@@ -44,6 +58,20 @@ class NegativeControlSpec(_Strict):
 
 Share = Annotated[float, Field(ge=0.0, le=1.0)]
 POOLED_KEY = "all"  # a prediction key naming every operator of its arms pooled
+SCREENING_RULES = ("compile-define-bytecode-v1",)
+
+
+class Screening(_Strict):
+    """How the pool is screened at enumeration (`harness.mutation.screen`): part of the
+    plan and of its freeze, so it cannot change silently between freezes."""
+
+    rule: Literal["compile-define-bytecode-v1"] = Field(
+        default="compile-define-bytecode-v1",
+        description="compile-define-bytecode-v1: a candidate that does not compile with its "
+        "module's flags, fails where its function is defined, is bytecode-identical to the "
+        "original (not for controls) or duplicates an earlier candidate of the same operator "
+        "at the same site stays in pool.json with that status and is never drawn",
+    )
 
 
 class Predictions(_Strict):
@@ -87,6 +115,7 @@ class Plan(_Strict):
     scoring: Literal["differential-v1"] = SCORING_RULE
     timeout_seconds: float = Field(default=20.0, gt=0)
     liveness_probes_per_tool: int = Field(default=12, ge=1)
+    screening: Screening = Screening()
     arms: list[ArmSpec] = Field(min_length=1)
     negative_controls: list[NegativeControlSpec] = Field(default_factory=list)
     predictions: Predictions = Predictions()
@@ -105,7 +134,7 @@ class Plan(_Strict):
         return self
 
     def targets(self) -> list[str]:
-        return sorted({a.target for a in self.arms})
+        return sorted({t for a in self.arms for t in a.targets})
 
 
 def load_plan(path: Path) -> Plan:

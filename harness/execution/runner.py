@@ -406,6 +406,9 @@ def execute(
             "predictions": plan.predictions.model_dump(mode="json")
             if run_id == freeze_id
             else None,
+            # the pool per operator before and after each screen, for every report
+            "screening_rule": corpus.screening_rule,
+            "pools": [p.model_dump(mode="json") for p in corpus.pools],
         }
         _write_json(folder / "run.json", manifest)
         by_id = {p.pair_id: p for p in corpus.pairs}

@@ -11,12 +11,13 @@ import importlib
 import linecache
 import operator
 import sys
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from harness.mutation.model import Mutant, sha256_text
+from harness.mutation.model import FunctionSite, Mutant, sha256_text
 from harness.mutation.sites import function_source
 from harness.targets.adapter import Adapter
 
@@ -44,13 +45,19 @@ def _raw(owner: Any, name: str) -> Any:
     return vars(owner)[name] if name in vars(owner) else getattr(owner, name)
 
 
-def _compile(mutant: Mutant) -> Any:
-    """The mutated function object, compiled where the original lives: a method inside a
-    class statement of the same name (so private names mangle alike), with the module's
-    globals."""
-    site = mutant.site
+class DefinitionError(MutantCompileError):
+    """The mutated text compiles, but defining its function fails (a default value, an
+    annotation or a decorator raises)."""
+
+
+def define(site: FunctionSite, text: str, filename: str) -> Any:
+    """The function object `text` (one def) defines, compiled where the site's original
+    lives: a method inside a class statement of the same name (so private names mangle
+    alike), with the module's `__future__` flags and globals. Raises MutantCompileError
+    when it does not compile, DefinitionError when defining it fails. Runs no target code
+    beyond the definition itself (defaults, annotations, decorators)."""
     try:
-        tree = ast.parse(mutant.mutated_source)
+        tree = ast.parse(text)
         if len(tree.body) != 1 or not isinstance(
             tree.body[0], ast.FunctionDef | ast.AsyncFunctionDef
         ):
@@ -61,24 +68,20 @@ def _compile(mutant: Mutant) -> Any:
             holder = ast.ClassDef(parts[-2], [], [], [definition], [])
             tree = ast.Module([holder], [])
         ast.fix_missing_locations(tree)
-        filename = f"<mutant {mutant.id} of {site.file}:{site.qualname}>"
         # the target module's own __future__ flags, not this module's: an annotation such
         # as `int + None` fails at definition time in a module without `annotations`
-        code = compile(tree, filename, "exec", flags=_future_flags(site), dont_inherit=True)
+        with warnings.catch_warnings():  # `x is 1` from a generic operator: not the user's code
+            warnings.simplefilter("ignore", SyntaxWarning)
+            code = compile(tree, filename, "exec", flags=_future_flags(site), dont_inherit=True)
     except (SyntaxError, ValueError) as exc:
-        raise MutantCompileError(f"mutant {mutant.id} ({site.qualname}): {exc}") from exc
-    # the mutated text, where tracebacks and source readers (the static-scanner checker)
-    # look for code that has no file; memory only, like every other part of a mutant
-    text = mutant.mutated_source
-    linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
+        raise MutantCompileError(f"{site.qualname}: {exc}") from exc
     module = importlib.import_module(site.module)
     namespace: dict[str, Any] = {}
     try:
         exec(code, module.__dict__, namespace)  # defines the function only; runs no target code
     except Exception as exc:  # default values and annotations run at definition time
-        raise MutantCompileError(
-            f"mutant {mutant.id} ({site.qualname}) fails where it is defined: "
-            f"{type(exc).__name__}: {exc}"
+        raise DefinitionError(
+            f"{site.qualname} fails where it is defined: {type(exc).__name__}: {exc}"
         ) from exc
     if len(parts) == 1:
         return namespace[definition.name]
@@ -89,6 +92,22 @@ def _compile(mutant: Mutant) -> Any:
     for name, cell in zip(function.__code__.co_freevars, function.__closure__ or (), strict=False):
         if name == "__class__":  # zero-argument super() must see the real class
             cell.cell_contents = real_class
+    return value
+
+
+def _compile(mutant: Mutant) -> Any:
+    """The mutated function object (see `define`), its text registered where tracebacks
+    and source readers look for code that has no file."""
+    site = mutant.site
+    filename = f"<mutant {mutant.id} of {site.file}:{site.qualname}>"
+    try:
+        value = define(site, mutant.mutated_source, filename)
+    except MutantCompileError as exc:
+        raise type(exc)(f"mutant {mutant.id} ({exc})") from exc
+    # the mutated text, where tracebacks and source readers (the static-scanner checker)
+    # look for code that has no file; memory only, like every other part of a mutant
+    text = mutant.mutated_source
+    linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
     return value
 
 

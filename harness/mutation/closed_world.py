@@ -1,5 +1,5 @@
 """Closed-world operators: one defect class each, as stdlib-`ast` transforms of one function
-(the six of DESIGN.md, and M-VALIDITY / M-INTEGRITY on the guards of observation clauses).
+(the six of DESIGN.md, and M-VALIDITY / M-INTEGRITY on the checks of observation clauses).
 
 Every operator is a small `AstOperator`: `candidates` lists the places it can act on, in
 source order and at any nesting depth (loops, try, with, if), and `transform` changes one
@@ -8,9 +8,11 @@ original text, re-rendering (`ast.unparse`) only the statements that changed, so
 signature, name, decorators, docstring and comments of the rest stay byte-identical and a
 mutant's diff shows only its change.
 
-What counts as a state write, a guard or a fresh local is defined once, in
-`harness.mutation.sites`; writes of volatile state only (`SiteContext.volatile_fields`) are
-not state writes for M-PHANTOM, M-PARTIAL and M-INVAR (see `context_writes`).
+What counts as a state write, a guard (raising, or returning a refusal: see
+`harness.mutation.refusals`) or a fresh local is defined once, in `harness.mutation.sites`,
+and what counts as an integrity or validity check in `harness.mutation.checks`; writes of
+volatile state only (`SiteContext.volatile_fields`) are not state writes for M-PHANTOM,
+M-PARTIAL and M-INVAR (see `context_writes`).
 """
 
 from __future__ import annotations
@@ -21,9 +23,18 @@ import difflib
 from typing import Any, ClassVar
 
 from harness.checker.verdicts import DefectClass
+from harness.mutation.checks import (
+    Check,
+    integrity_checks,
+    inverted,
+    replace_expression,
+    shifted,
+    validity_checks,
+)
 from harness.mutation.model import Arm, SiteContext
 from harness.mutation.sites import (
     FunctionNode,
+    Guard,
     StateWrite,
     WriteCall,
     guards,
@@ -433,8 +444,11 @@ def _root_node(expr: ast.expr) -> ast.Name | None:
 
 
 class UnenforcedPrecondition(AstOperator):
-    """M-PRECOND: per `if COND: ... raise ...` guard, two occurrences: the guard removed
-    (its `else` branch, if any, takes its place), and COND negated (`not (COND)`)."""
+    """M-PRECOND: per guard (`sites.Guard`: `if COND: ... raise ...`, `if COND: ... return
+    <refusal>`, or the accepting form `if COND: return <ok>` with a refusal after it), two
+    occurrences: the guard removed (a refusing guard gives way to its `else` branch, if
+    any; an accepting guard to its body, so the call is always accepted), and COND negated
+    (`not (COND)`)."""
 
     name = "M-PRECOND"
     arm = Arm.CLOSED_WORLD
@@ -442,13 +456,20 @@ class UnenforcedPrecondition(AstOperator):
     per_candidate = 2
 
     def candidates(self, fn: FunctionNode, context: SiteContext) -> list[Any]:
-        return guards(fn)
+        return guards(fn, context.refusal_returns)
 
     def transform(self, fn: FunctionNode, candidate: Any, variant: int, context: SiteContext):
         if variant == 0:
-            replace_statement(fn, candidate, list(candidate.orelse))
+            remove_guard(fn, candidate)
         else:
-            candidate.test = ast.UnaryOp(ast.Not(), candidate.test)
+            candidate.node.test = ast.UnaryOp(ast.Not(), candidate.node.test)
+
+
+def remove_guard(fn: FunctionNode, guard: Guard) -> None:
+    """The guard gone: a refusing guard replaced by its `else` branch, an accepting one by
+    its body."""
+    node = guard.node
+    replace_statement(fn, node, list(node.orelse if guard.refuses_in_body else node.body))
 
 
 def stand_in(fn: FunctionNode, parameter: str, injected: frozenset[str]) -> ast.expr:
@@ -521,16 +542,18 @@ class IgnoredArgument(AstOperator):
         for parameter in parameter_names(fn):
             if parameter not in context.effective_arguments or parameter in context.injected:
                 continue
-            at = self._insertion_index(fn, parameter)
+            at = self._insertion_index(fn, parameter, context.refusal_returns)
             if any(_reads(stmt, parameter) for stmt in fn.body[at:]):
                 found.append(parameter)
         return found
 
     @staticmethod
-    def _insertion_index(fn: FunctionNode, parameter: str) -> int:
+    def _insertion_index(
+        fn: FunctionNode, parameter: str, refusals: frozenset[str] = frozenset()
+    ) -> int:
         at = body_start(fn)
         for index, stmt in enumerate(fn.body):
-            if any(_reads(g.test, parameter) for g in _guards_in(stmt)):
+            if any(_reads(g.test, parameter) for g in _guards_in(stmt, refusals)):
                 at = index + 1
         return at
 
@@ -538,11 +561,11 @@ class IgnoredArgument(AstOperator):
         rebind = ast.Assign(
             [ast.Name(candidate, ast.Store())], stand_in(fn, candidate, context.injected)
         )
-        fn.body.insert(self._insertion_index(fn, candidate), rebind)
+        fn.body.insert(self._insertion_index(fn, candidate, context.refusal_returns), rebind)
 
 
-def _guards_in(stmt: ast.stmt) -> list[ast.If]:
-    return [s for s in statements_in([stmt]) if is_guard(s)]
+def _guards_in(stmt: ast.stmt, refusals: frozenset[str] = frozenset()) -> list[ast.If]:
+    return [s for s in statements_in([stmt]) if is_guard(s, refusals)]
 
 
 class PartialEffect(AstOperator):
@@ -621,95 +644,87 @@ class ResetLeak(AstOperator):
         replace_statement(fn, candidate, [ast.Pass()])
 
 
-# --- observation guards ----------------------------------------------------------------------
-
-_SHIFTED: dict[type, type] = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
+# --- observation checks -------------------------------------------------------------------
 
 
-def _reads_clock(test: ast.expr, clock_fields: frozenset[str]) -> bool:
-    return any(
-        (isinstance(n, ast.Attribute) and n.attr in clock_fields)
-        or (isinstance(n, ast.Name) and n.id in clock_fields)
-        or (isinstance(n, ast.Constant) and n.value in clock_fields)
-        for n in ast.walk(test)
-    )
+class _CheckOperator(AstOperator):
+    """Per check (`harness.mutation.checks`), up to three occurrences, in this order:
+    - drop: the check no longer refuses anything. When it is a guard's whole test, the guard
+      is removed (`remove_guard`); otherwise the comparison becomes its passing value
+      (`True`/`False`), when that is known;
+    - invert: the comparison's opposite (`==` -> `!=`, `<` -> `>=`; a call loses the `not`
+      in front of it, or gains one);
+    - shift: a strict/non-strict boundary moved (`<` <-> `<=`, `>` <-> `>=`), for
+      ordering comparisons."""
+
+    def checks(self, fn: FunctionNode, context: SiteContext) -> list[Check]:
+        raise NotImplementedError
+
+    def candidates(self, fn: FunctionNode, context: SiteContext) -> list[Any]:
+        found: list[Any] = []
+        for check in self.checks(fn, context):
+            if (check.whole and check.guard is not None) or check.passes is not None:
+                found.append((check, "drop"))
+            found.append((check, "invert"))
+            if shifted(check.node) is not None:
+                found.append((check, "shift"))
+        return found
+
+    def transform(self, fn: FunctionNode, candidate: Any, variant: int, context: SiteContext):
+        check, kind = candidate
+        if kind == "drop" and check.whole and check.guard is not None:
+            remove_guard(fn, check.guard)
+            return
+        if kind == "drop":
+            new: ast.expr = ast.Constant(check.passes)
+        elif kind == "invert":
+            negation = _negation_of(check.place, check.node)
+            if negation is not None and not isinstance(check.node, ast.Compare):
+                replace_expression(check.place, negation, check.node)  # `not f()` -> `f()`
+                return
+            new = inverted(check.node)
+        else:
+            new = shifted(check.node)  # type: ignore[assignment]
+        replace_expression(check.place, check.node, new)
 
 
-def _clock_comparison(test: ast.expr, clock_fields: frozenset[str]) -> ast.Compare | None:
-    """The first ordering comparison of the test that reads the clock."""
-    for node in ast.walk(test):
+def _negation_of(root: ast.AST, node: ast.expr) -> ast.UnaryOp | None:
+    for parent in ast.walk(root):
         if (
-            isinstance(node, ast.Compare)
-            and any(type(op) in _SHIFTED for op in node.ops)
-            and _reads_clock(node, clock_fields)
+            isinstance(parent, ast.UnaryOp)
+            and isinstance(parent.op, ast.Not)
+            and parent.operand is node
         ):
-            return node
+            return parent
     return None
 
 
-def validity_guards(fn: FunctionNode, clock_fields: frozenset[str]) -> list[ast.If]:
-    """Guards whose condition reads the environment's clock (an expiry, a Retry-After)."""
-    if not clock_fields:
-        return []
-    return [g for g in guards(fn) if _reads_clock(g.test, clock_fields)]
-
-
-def _is_digest_comparison(node: ast.AST) -> bool:
-    if not isinstance(node, ast.Call):
-        return False
-    func = node.func
-    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-    return name == "compare_digest"
-
-
-def integrity_guards(fn: FunctionNode) -> list[ast.If]:
-    """Guards whose condition compares bytes with `compare_digest` (hmac or secrets): the
-    constant-time comparison of signatures, digests and ETags."""
-    return [g for g in guards(fn) if any(_is_digest_comparison(n) for n in ast.walk(g.test))]
-
-
-class ValidityBreak(AstOperator):
-    """M-VALIDITY: per guard reading the clock of one of the tool's observation clauses
-    (`SiteContext.clock_fields`), the guard removed (its `else` branch, if any, takes its
-    place), and, when it holds an ordering comparison of the clock, that comparison's
-    boundary shifted (`<` <-> `<=`, `>` <-> `>=`): an expiry honoured one tick late, a
-    Retry-After window one tick long."""
+class ValidityBreak(_CheckOperator):
+    """M-VALIDITY: the validity checks of the function (comparisons reading the clock of
+    the tool's observation clauses, `SiteContext.clock_fields`, or a `now` / `time()`
+    value; in a guard, a returned boolean or a local they read), each dropped, inverted
+    and, for an ordering comparison, its boundary shifted: an expiry honoured one tick late,
+    a Retry-After window one tick long."""
 
     name = "M-VALIDITY"
     arm = Arm.CLOSED_WORLD
     defect_class = DefectClass.VALIDITY_BREAK
 
-    def candidates(self, fn: FunctionNode, context: SiteContext) -> list[Any]:
-        found: list[Any] = []
-        for guard in validity_guards(fn, context.clock_fields):
-            found.append((guard, None))
-            comparison = _clock_comparison(guard.test, context.clock_fields)
-            if comparison is not None:
-                found.append((guard, comparison))
-        return found
-
-    def transform(self, fn: FunctionNode, candidate: Any, variant: int, context: SiteContext):
-        guard, comparison = candidate
-        if comparison is None:
-            replace_statement(fn, guard, list(guard.orelse))
-            return
-        index = next(i for i, op in enumerate(comparison.ops) if type(op) in _SHIFTED)
-        comparison.ops[index] = _SHIFTED[type(comparison.ops[index])]()
+    def checks(self, fn: FunctionNode, context: SiteContext) -> list[Check]:
+        return validity_checks(fn, context.refusal_returns, context.clock_fields)
 
 
-class IntegrityBreak(AstOperator):
-    """M-INTEGRITY: per guard comparing bytes with `compare_digest` (a signature, a digest,
-    an ETag), the guard removed (its `else` branch, if any, takes its place)."""
+class IntegrityBreak(_CheckOperator):
+    """M-INTEGRITY: the integrity checks of the function (`compare_digest`, or `==` / `!=`
+    of a digest or signature against an argument or state value; in a guard, a returned
+    boolean or a local they read), each dropped and inverted."""
 
     name = "M-INTEGRITY"
     arm = Arm.CLOSED_WORLD
     defect_class = DefectClass.INTEGRITY_BREAK
 
-    def candidates(self, fn: FunctionNode, context: SiteContext) -> list[Any]:
-        return integrity_guards(fn)
-
-    def transform(self, fn: FunctionNode, candidate: Any, variant: int, context: SiteContext):
-        replace_statement(fn, candidate, list(candidate.orelse))
+    def checks(self, fn: FunctionNode, context: SiteContext) -> list[Check]:
+        return integrity_checks(fn, context.refusal_returns)
 
 
 CLOSED_WORLD_OPERATORS: tuple[AstOperator, ...] = (

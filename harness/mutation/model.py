@@ -64,6 +64,13 @@ class SiteContext(_Frozen):
             "tool's contract (`storage.now` -> `now`): a guard reading one is a validity guard"
         ),
     )
+    refusal_returns: frozenset[str] = Field(
+        default=frozenset(),
+        description=(
+            "`ast.unparse` of each returned value of the site's function that is a refusal "
+            "(`harness.mutation.refusals`): `if COND: return <one of these>` is a guard"
+        ),
+    )
     volatile_fields: frozenset[str] = Field(
         default=frozenset(),
         description=(

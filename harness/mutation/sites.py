@@ -42,6 +42,7 @@ from typing import Literal
 from harness.contracts.model import Contract
 from harness.contracts.predicate import compile_predicate
 from harness.mutation.model import FunctionSite, SiteContext, sha256_text
+from harness.mutation.refusals import judges, refusal_returns
 from harness.targets.adapter import Adapter
 from harness.targets.equality import parse_pattern
 
@@ -185,17 +186,31 @@ class _Module:
     classes: dict[str, _Class] = field(default_factory=dict)  # by qualname
     imports: dict[str, tuple[str, str | None]] = field(default_factory=dict)
     entries: list[_Function] = field(default_factory=list)  # every def, source order
+    imported: set[str] = field(default_factory=set)  # dotted names of every module it may import
 
 
 class _Package:
-    """Every module of one target package, parsed once."""
+    """The modules of one target package that a call from `entry` can reach: `entry` and,
+    transitively, every module of the package it imports (`import pkg.mod`,
+    `from pkg.mod import name`, `from . import mod`, `from .mod import name`). Functions a
+    call reaches live in modules so imported; the other modules of the package are not
+    parsed at all (`inspect_evals` holds hundreds). Without `entry`: every module."""
 
-    def __init__(self, package: str, root: Path):
+    def __init__(self, package: str, root: Path, entry: str | None = None):
+        _VIEWS.append(self)
         self.modules: dict[str, _Module] = {}
-        for name, path in _package_files(package):
-            module = _index_module(name, path, root)
-            if module is not None:
-                self.modules[name] = module
+        files = dict(_package_files(package))
+        todo = [entry] if entry is not None else sorted(files)
+        while todo:
+            name = todo.pop()
+            if name in self.modules or name not in files:
+                continue
+            module = _index_module_cached(name, str(files[name]), str(root))
+            if module is None:
+                continue
+            self.modules[name] = module
+            todo.extend(sorted(module.imported - self.modules.keys(), reverse=True))
+        self.modules = dict(sorted(self.modules.items()))  # one order, however reached
         self._ancestors: dict[int, list[_Class]] = {}
         self._subclasses: dict[int, list[_Class]] = {}
         self.methods_by_name: dict[str, list[_Function]] = {}
@@ -374,6 +389,8 @@ def _index_module(name: str, path: Path, root: Path) -> _Module | None:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
+                parts = alias.name.split(".")
+                module.imported.update(".".join(parts[: i + 1]) for i in range(len(parts)))
                 if alias.asname:
                     module.imports[alias.asname] = (alias.name, None)
                 else:
@@ -381,9 +398,11 @@ def _index_module(name: str, path: Path, root: Path) -> _Module | None:
                     module.imports[top] = (top, None)
         elif isinstance(node, ast.ImportFrom):
             source = _absolute_import(name, is_package, node.module, node.level)
+            module.imported.add(source)
             for alias in node.names:
                 if alias.name != "*":
                     module.imports[alias.asname or alias.name] = (source, alias.name)
+                    module.imported.add(f"{source}.{alias.name}")
 
     def visit(body: list[ast.stmt], owner: _Class | None) -> None:
         for stmt in body:
@@ -440,13 +459,29 @@ def _absolute_import(module: str, is_package: bool, target: str | None, level: i
     return ".".join([*parts, target] if target else parts)
 
 
-@functools.lru_cache(maxsize=16)
-def _package(package: str, root: str) -> _Package:
-    return _Package(package, Path(root))
+@functools.lru_cache(maxsize=512)
+def _index_module_cached(name: str, path: str, root: str) -> _Module | None:
+    """Each module parsed once per process, shared by every view that reaches it."""
+    return _index_module(name, Path(path), Path(root))
+
+
+@functools.lru_cache(maxsize=128)
+def _package(package: str, root: str, entry: str | None = None) -> _Package:
+    return _Package(package, Path(root), entry)
+
+
+def package_views() -> list[_Package]:
+    """The package indexes built since the last `_VIEWS.clear()` (bench/site_index.py)."""
+    return list(_VIEWS)
+
+
+_VIEWS: list[_Package] = []
 
 
 def _package_of(module: str, adapter: Adapter) -> _Package:
-    return _package(module.partition(".")[0], str(Path(adapter.source_root()).resolve()))
+    """The index of what a call from `module` can reach (see `_Package`)."""
+    root = str(Path(adapter.source_root()).resolve())
+    return _package(module.partition(".")[0], root, module)
 
 
 # --- call resolution -------------------------------------------------------------------------
@@ -908,14 +943,78 @@ def state_writes(
     return [write for write in out if not only_volatile(write, volatile)]
 
 
-def is_guard(stmt: ast.stmt) -> bool:
-    """`if COND: ... raise ...`: an if whose own body raises directly."""
-    return isinstance(stmt, ast.If) and any(isinstance(s, ast.Raise) for s in stmt.body)
+def is_refusal(stmt: ast.stmt, refusals: frozenset[str] = frozenset()) -> bool:
+    """A `raise`, or a `return` whose value is one of `refusals` (see
+    `SiteContext.refusal_returns`)."""
+    if isinstance(stmt, ast.Raise):
+        return True
+    return (
+        isinstance(stmt, ast.Return)
+        and stmt.value is not None
+        and ast.unparse(stmt.value) in refusals
+    )
 
 
-def guards(fn: FunctionNode) -> list[ast.If]:
-    """The function's guards at any depth, in source order."""
-    return [stmt for stmt in own_statements(fn) if is_guard(stmt)]
+@dataclass(frozen=True, eq=False)
+class Guard:
+    """An `if` that decides between refusing and going on.
+
+    `refuses_in_body`: `if COND: ... <refusal>` (its own body raises or returns a refusal);
+    otherwise the *accepting* form `if COND: ... return <ok>` whose refusal branch is the
+    `else` or the statement right after the `if`, a refusal (`if ok: return True, ""`
+    followed by `return False, "expired"`)."""
+
+    node: ast.If
+    refuses_in_body: bool
+
+
+def _guard_at(stmt: ast.stmt, after: ast.stmt | None, refusals: frozenset[str]) -> Guard | None:
+    if not isinstance(stmt, ast.If):
+        return None
+    if any(is_refusal(s, refusals) for s in stmt.body):
+        return Guard(stmt, True)
+    last = stmt.body[-1]
+    accepting = isinstance(last, ast.Return) and not is_refusal(last, refusals)
+    if not accepting:
+        return None
+    branch = stmt.orelse[0] if stmt.orelse else after
+    if branch is not None and not isinstance(branch, ast.If) and is_refusal(branch, refusals):
+        return Guard(stmt, False)
+    return None
+
+
+def is_guard(stmt: ast.stmt, refusals: frozenset[str] = frozenset()) -> bool:
+    """`if COND: ... <refusal> ...`: an if whose own body refuses directly (raises, or
+    returns one of `refusals`)."""
+    return isinstance(stmt, ast.If) and any(is_refusal(s, refusals) for s in stmt.body)
+
+
+def guard_list(body: list[ast.stmt], refusals: frozenset[str] = frozenset()) -> list[Guard]:
+    """The guards of `body` at any depth, both forms (see `Guard`), in source order."""
+    found: list[Guard] = []
+
+    def visit(block: list[ast.stmt]) -> None:
+        for index, stmt in enumerate(block):
+            after = block[index + 1] if index + 1 < len(block) else None
+            guard = _guard_at(stmt, after, refusals)
+            if guard is not None:
+                found.append(guard)
+            if isinstance(stmt, SCOPE_NODES):
+                continue
+            for name in ("body", "orelse", "finalbody"):
+                visit(getattr(stmt, name, []) or [])
+            for handler in getattr(stmt, "handlers", []) or []:
+                visit(handler.body)
+            for case in getattr(stmt, "cases", []) or []:
+                visit(case.body)
+
+    visit(body)
+    return found
+
+
+def guards(fn: FunctionNode, refusals: frozenset[str] = frozenset()) -> list[Guard]:
+    """The function's guards at any depth, in source order (see `Guard`)."""
+    return guard_list(fn.body, refusals)
 
 
 def returns_value(fn: FunctionNode) -> bool:
@@ -999,20 +1098,28 @@ def site_context(
         )
         fields = invariant_fields(target_contract)
     volatile = volatile_fields(adapter, target_contract)
+    is_tool = (
+        site.module == tool_function.__module__ and site.qualname == tool_function.__qualname__
+    )
+    function = package.function_at(site.module, site.qualname, site.start_line)
+    refusals = (
+        refusal_returns(function.node, judges(adapter, target_contract, is_tool))
+        if function is not None
+        else frozenset()
+    )
     writers = (
         _module_writers(package, site.module, volatile) if site.module in package.modules else None
     )
     return SiteContext(
         tool=tool,
-        is_tool_function=(
-            site.module == tool_function.__module__ and site.qualname == tool_function.__qualname__
-        ),
+        is_tool_function=is_tool,
         is_reset=site_key(site) in _reset_keys(adapter),
         injected=adapter.injected_parameters(tool),
         effective_arguments=effective,
         invariant_fields=fields,
         writer_names=writers or frozenset(),
         clock_fields=clocks,
+        refusal_returns=refusals,
         volatile_fields=volatile,
     )
 

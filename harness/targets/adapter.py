@@ -3,6 +3,12 @@
 An adapter can (1) build a fresh environment, (2) snapshot its state as JSON, (3) invoke a
 tool with arguments, (4) reset the environment, and it says where its tools' source lives
 (for provenance checks and, later, mutation).
+
+Refusals. A tool refuses by raising, or by returning a value its target treats as a
+failure. The mutation operators need to know which `return` statements refuse; the
+optional `is_refusal(value)` (`RefusalAdapter`) says so for a returned value
+(`default_is_refusal` when an adapter does not define it: `(False, ...)`,
+`{"error": ...}`, `"Error: ..."`, `False`).
 """
 
 from __future__ import annotations
@@ -13,6 +19,30 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from harness.targets.equality import JSON
+
+ERROR_KEYS = frozenset({"error", "errors", "error_message"})
+
+
+def default_is_refusal(value: JSON) -> bool | None:
+    """The built-in shapes of a returned refusal: `False`; a list/tuple whose first item is
+    `False` (`return False, "expired"`); a dict with an `error`/`errors`/`error_message`
+    key (`return {"error": ...}`); a string starting with `Error` or `error` (`return
+    "Error: no such file"`). True for those; None (no opinion) for anything else."""
+    if value is False:
+        return True
+    if isinstance(value, list | tuple) and value and value[0] is False:
+        return True
+    if isinstance(value, dict) and ERROR_KEYS & set(value):
+        return True
+    if isinstance(value, str) and value[:5].lower() == "error":
+        return True
+    return None
+
+
+def is_refusal(adapter: Any, value: JSON) -> bool | None:
+    """The adapter's `is_refusal(value)` when it defines one, else `default_is_refusal`."""
+    hook = getattr(adapter, "is_refusal", None)
+    return default_is_refusal(value) if hook is None else hook(value)
 
 
 @dataclass(frozen=True)
@@ -84,6 +114,18 @@ class PackageVersions(Protocol):
     def package_versions(self) -> list[str]:
         """Distribution names, e.g. ["agentdojo"]."""
         ...
+class RefusalAdapter(Protocol):
+    """Optional member of an adapter (checked with `getattr`, so an adapter without it
+    still meets `Adapter`): how its target refuses by return value."""
+
+    def is_refusal(self, value: JSON) -> bool | None:
+        """Optional: whether a value a tool (or a helper it calls) returns is a refusal
+        (True), a success (False), or unknown (None). Called by the mutation operators on
+        the static value of a `return` statement, with every part that is not a literal
+        filled in several ways (None, True, False, 0, 1, "", "x", [], {}): a return counts
+        as a refusal only if every filling says True. Adapters without it get
+        `default_is_refusal`."""
+        return default_is_refusal(value)
 
 
 @runtime_checkable

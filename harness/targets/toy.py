@@ -15,7 +15,7 @@ from harness.targets.equality import JSON
 from toy_domain import TOOLS
 from toy_domain.environment import ToyEnvironment, fresh_environment
 
-SERVICES = frozenset({"bank", "inventory", "calendar", "storage"})
+SERVICES = frozenset({"bank", "inventory", "calendar", "storage", "vouchers"})
 
 
 class ToyAdapter:
