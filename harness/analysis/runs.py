@@ -37,6 +37,7 @@ class RunMeta(BaseModel):
         """A run of one of the plan's comparison checkers (its folder is
         `<freeze>.<checker>`): the plan's predictions are its own checker's, not this one's."""
         return self.run.startswith(f"{self.freeze_id}.")
+
     screening_rule: str | None = None
     pools: list[OperatorPool] = []  # empty for runs drawn before screening existed
 

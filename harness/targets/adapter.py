@@ -114,6 +114,8 @@ class PackageVersions(Protocol):
     def package_versions(self) -> list[str]:
         """Distribution names, e.g. ["agentdojo"]."""
         ...
+
+
 class RefusalAdapter(Protocol):
     """Optional member of an adapter (checked with `getattr`, so an adapter without it
     still meets `Adapter`): how its target refuses by return value."""
