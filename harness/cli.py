@@ -194,24 +194,56 @@ def cmd_freeze(args: argparse.Namespace) -> int:
     return 0
 
 
+def _same_run(args: argparse.Namespace) -> list[str]:
+    """The `harness run` command that resumes the run `args` started (same ledger)."""
+    words = ["harness", "run", args.plan]
+    if args.post_hoc:
+        words.append("--post-hoc")
+    if args.checker:
+        words += ["--checker", args.checker]
+    if args.executor != "local":
+        words += ["--executor", args.executor]
+    if args.scheduler:
+        words += ["--scheduler", args.scheduler]
+    return words
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from harness.analysis import load_run_meta, main_tables
     from harness.execution.executors import executor_for
+    from harness.execution.isolation import interrupts_as_keyboard
     from harness.execution.progress import RunProgress
-    from harness.execution.runner import execute
+    from harness.execution.runner import RunInterrupted, execute
 
     executor = executor_for(
         args.executor, workers=args.workers, scheduler=args.scheduler, batch_size=args.batch_size
     )
     progress = RunProgress(err_console)
     try:
-        result = execute(
-            Path(args.plan),
-            post_hoc=args.post_hoc,
-            progress=progress,
-            executor=executor,
-            checker=args.checker,
+        with interrupts_as_keyboard():  # SIGTERM stops the run like Ctrl-C
+            result = execute(
+                Path(args.plan),
+                post_hoc=args.post_hoc,
+                progress=progress,
+                executor=executor,
+                checker=args.checker,
+            )
+    except RunInterrupted as stop:
+        progress.stop()
+        kept = (
+            f"{stop.in_ledger} of {stop.total} pairs are in the ledger {stop.folder}"
+            if stop.in_ledger
+            else f"0 of {stop.total} pairs were scored, nothing kept"
         )
+        again = " ".join(_same_run(args))
+        err_console.print(
+            f"interrupted: {kept}; resume with `{again}`", markup=False, soft_wrap=True
+        )
+        return 128 + stop.signum
+    except KeyboardInterrupt as stop:  # before the run folder existed: set-up, freeze check
+        progress.stop()
+        err_console.print("interrupted during set-up: nothing was scored", markup=False)
+        return 128 + getattr(stop, "signum", 2)
     finally:
         progress.stop()
     label = " (POST HOC)" if any(r.post_hoc for r in result.rows) else ""

@@ -156,7 +156,7 @@ def _host(spec: BatchSpec, worker: str) -> subprocess.Popen[bytes]:
     # its stderr goes to a file, not a pipe nobody reads; kept only to explain a failed start
     with tempfile.TemporaryFile() as errors:
         host = subprocess.Popen(
-            [sys.executable, "-m", "harness.execution.batch_host"],
+            [sys.executable, "-m", "harness.execution.batch_host", str(os.getpid())],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=errors,

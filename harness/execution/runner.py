@@ -16,6 +16,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -37,6 +38,7 @@ from harness.execution.freeze import (
     run_checker,
     verified_inputs,
 )
+from harness.execution.isolation import signals_held
 from harness.execution.ledger import (
     LedgerRow,
     LedgerWriter,
@@ -266,6 +268,14 @@ def grader_fields(ctx: RunContext, target: Target, tool: str) -> dict[str, Any]:
 # --- the parent ---------------------------------------------------------------------------------
 
 
+class RunInterrupted(Exception):
+    """Ctrl-C or SIGTERM stopped the run; `in_ledger` pairs of `total` are recorded."""
+
+    def __init__(self, folder: Path, in_ledger: int, total: int, signum: int):
+        super().__init__(folder, in_ledger, total, signum)
+        self.folder, self.in_ledger, self.total, self.signum = folder, in_ledger, total, signum
+
+
 @dataclass
 class RunResult:
     run_dir: Path
@@ -313,6 +323,13 @@ def _row(job: RunJob, pair: DrawnPair, outcome: PairOutcome) -> LedgerRow:
     )
 
 
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # absent, or torn by a kill: a fresh manifest
+        return {}
+
+
 def _write_json(path: Path, payload: dict[str, Any]) -> None:
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(payload, indent=1, sort_keys=True, default=str) + "\n")
@@ -356,59 +373,70 @@ def execute(
     chosen, freeze_id, run_id, post_hoc = run_checker(plan, checker, run_id, changed, post_hoc)
     corpus = load_corpus(root, plan)
     folder = run_dir_for(root, plan, run_id)
-    with _folder_kept_only_with_rows(folder):
-        job = RunJob(
-            plan_path,
-            plan,
-            root,
-            run_id,
-            post_hoc,
-            corpus,
-            folder,
-            freeze_id,
-            checker,
-            check.hashes,
-            check.versions,
-        )
-        started_at = datetime.now(UTC).isoformat(timespec="seconds")
-        manifest = {
-            "plan": plan.name,
-            "run": run_id,
-            "freeze_id": freeze_id,
-            "post_hoc": post_hoc,
-            **executor.describe(),
-            "started_at": started_at,
-            "ended_at": None,
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-            "checker": f"{chosen.name} {chosen.version}",
-            "target_versions": check.versions,
-            "pairs_total": len(corpus.pairs),
-        }
-        _write_json(folder / "run.json", manifest)
-        by_id = {p.pair_id: p for p in corpus.pairs}
-        scored = 0
-        with LedgerWriter(folder / "ledger.jsonl") as ledger:
-            todo = [p for p in corpus.pairs if p.pair_id not in ledger.done]
-            skipped = len(corpus.pairs) - len(todo)
-            if progress is not None:
-                progress.start(len(corpus.pairs), skipped)
-
-            def record(outcome: PairOutcome) -> None:
-                nonlocal scored
-                if outcome.pair_id in ledger.done:  # a batch Dask ran again after a lost worker
-                    return
-                ledger.append(_row(job, by_id[outcome.pair_id], outcome))
-                scored += 1
+    try:
+        with _folder_kept_only_with_rows(folder):
+            job = RunJob(
+                plan_path,
+                plan,
+                root,
+                run_id,
+                post_hoc,
+                corpus,
+                folder,
+                freeze_id,
+                checker,
+                check.hashes,
+                check.versions,
+            )
+            now = datetime.now(UTC).isoformat(timespec="seconds")
+            # a resumed run keeps its first start and adds this one to `resumed_at`
+            earlier = _read_json(folder / "run.json")
+            started_at = earlier.get("started_at") or now
+            resumed_at = [*earlier.get("resumed_at", []), now] if earlier else []
+            manifest = {
+                "plan": plan.name,
+                "run": run_id,
+                "freeze_id": freeze_id,
+                "post_hoc": post_hoc,
+                **executor.describe(),
+                "started_at": started_at,
+                "resumed_at": resumed_at,
+                "ended_at": None,
+                "python": platform.python_version(),
+                "platform": platform.platform(),
+                "checker": f"{chosen.name} {chosen.version}",
+                "target_versions": check.versions,
+                "pairs_total": len(corpus.pairs),
+            }
+            _write_json(folder / "run.json", manifest)
+            by_id = {p.pair_id: p for p in corpus.pairs}
+            scored = 0
+            with LedgerWriter(folder / "ledger.jsonl") as ledger:
+                todo = [p for p in corpus.pairs if p.pair_id not in ledger.done]
+                skipped = len(corpus.pairs) - len(todo)
                 if progress is not None:
-                    progress.advance(outcome.fields["status"])
+                    progress.start(len(corpus.pairs), skipped)
 
-            executor.run(job, todo, record)
-        rows = list(read_rows(folder / "ledger.jsonl"))
-        manifest["ended_at"] = datetime.now(UTC).isoformat(timespec="seconds")
-        manifest["totals"] = dict(sorted(Counter(r.status.value for r in rows).items()))
-        _write_json(folder / "run.json", manifest)
-        return RunResult(folder, rows, skipped, scored)
+                def record(outcome: PairOutcome) -> None:
+                    nonlocal scored
+                    if outcome.pair_id in ledger.done:  # Dask ran a batch again (lost worker)
+                        return
+                    with signals_held():  # a Ctrl-C lands after the row, never inside it
+                        ledger.append(_row(job, by_id[outcome.pair_id], outcome))
+                    scored += 1
+                    if progress is not None:
+                        progress.advance(outcome.fields["status"])
+
+                executor.run(job, todo, record)
+            rows = list(read_rows(folder / "ledger.jsonl"))
+            manifest["ended_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+            manifest["totals"] = dict(sorted(Counter(r.status.value for r in rows).items()))
+            _write_json(folder / "run.json", manifest)
+            return RunResult(folder, rows, skipped, scored)
+    except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM as `isolation.Stopped`
+        in_ledger = sum(1 for _ in read_rows(folder / "ledger.jsonl"))
+        signum = getattr(stop, "signum", signal.SIGINT)
+        raise RunInterrupted(folder, in_ledger, len(corpus.pairs), signum) from None
 
 
 if sys.platform == "win32":  # pragma: no cover - fork is required
