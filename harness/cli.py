@@ -108,6 +108,10 @@ def cmd_scan(args: argparse.Namespace) -> int:
     return 0
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     from harness.contracts.validator import validate_inputs
 
@@ -117,14 +121,18 @@ def cmd_validate(args: argparse.Namespace) -> int:
     for draft in drafts:
         err_console.print(f"draft: {draft.line()}", markup=False, soft_wrap=True)
     if problems:
-        err_console.print(f"{len(problems)} problems in {count} contracts", markup=False)
+        err_console.print(
+            f"{_count(len(problems), 'problem')} in {_count(count, 'contract')}", markup=False
+        )
         return USER_ERROR_EXIT
     if drafts:  # valid, but a count over these contracts would silently lack the drafts
         err_console.print(
-            f"{count} contracts valid; {len(drafts)} draft clauses are not counted", markup=False
+            f"{_count(count, 'contract')} valid; {_count(len(drafts), 'draft clause')} "
+            f"{'is' if len(drafts) == 1 else 'are'} not counted",
+            markup=False,
         )
         return DRAFTS_EXIT
-    console.print(f"{count} contracts valid")
+    console.print(f"{_count(count, 'contract')} valid")
     return 0
 
 
@@ -373,11 +381,13 @@ def build_parser() -> argparse.ArgumentParser:
     draw.set_defaults(func=cmd_draw)
 
     freeze_cmd = sub.add_parser("freeze", help="hash every input of a drawn plan, record, tag")
-    freeze_cmd.add_argument("plan")
+    freeze_cmd.add_argument("plan", help="plans/NAME.yaml, drawn")
     freeze_cmd.set_defaults(func=cmd_freeze)
 
     run = sub.add_parser("run", help="verify the freeze, score every pair, print the summary")
-    run.add_argument("plan")
+    run.add_argument(
+        "plan", help="plans/NAME.yaml, drawn and frozen (run again to resume its ledger)"
+    )
     run.add_argument(
         "--workers",
         type=int,

@@ -30,7 +30,7 @@ from harness.checker.verdicts import ToolReport, Verdict
 from harness.contracts.predicate import compile_predicate
 from harness.errors import UserError
 from harness.execution.controls import patched_contract
-from harness.execution.draw import Corpus, DrawnPair, load_corpus
+from harness.execution.draw import Corpus, DrawnPair, check_plan, load_corpus
 from harness.execution.freeze import (
     Verification,
     checker_for,
@@ -294,6 +294,8 @@ def prepare(plan_path: Path, post_hoc: bool) -> tuple[Plan, Path, str, bool, Ver
 
     plan = load_plan(plan_path)
     root = project_root(plan_path)
+    # the schema and the operators hold for a post-hoc run too: it waives the freeze only
+    check_plan(plan, str(plan_path), {name: load_target(name) for name in plan.targets()})
     check = verified_inputs(plan_path, plan, root)
     if not check.problems:
         return plan, root, check.record.freeze_id, False, check
