@@ -281,7 +281,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from harness.analysis import report
 
-    result = report(Path(args.run_dir), Path(args.out) if args.out else None)
+    result = report(Path(args.run_dir), Path(args.out) if args.out else None, strict=args.strict)
     for note in result.notes:
         console.print(f"note: {note}")
     console.print(
@@ -448,6 +448,11 @@ def build_parser() -> argparse.ArgumentParser:
     report_cmd = sub.add_parser("report", help="re-derive every table of a run from its ledger")
     report_cmd.add_argument("run_dir")
     report_cmd.add_argument("--out", help="folder for tables/, plot, macros (default: RUN_DIR)")
+    report_cmd.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse a run that has not ended or whose ledger has a torn last line (exit 2)",
+    )
     report_cmd.set_defaults(func=cmd_report)
 
     compare_cmd = sub.add_parser(
