@@ -122,9 +122,11 @@ def new_context(
     return RunContext(plan, freeze_id, post_hoc, corpus, targets, checker_for(plan, checker))
 
 
-def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None) -> None:
-    """Baselines (cached in the JSON file `cache` when given), liveness observations and
-    grader verdicts of the original tools the pairs touch, each computed once per context."""
+def complete_baselines(
+    ctx: RunContext, pairs: list[DrawnPair], cache: Path | None
+) -> list[tuple[str, str]]:
+    """The baseline verdicts of the original tools the pairs touch (cached in the JSON file
+    `cache` when given); returns those (target, tool) keys."""
     keys = list(dict.fromkeys((p.mutant.target, p.tool) for p in pairs))
     cached: dict[str, Any] = (
         json.loads(cache.read_text()) if cache is not None and cache.exists() else {}
@@ -141,6 +143,22 @@ def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None
         cached[label] = report.model_dump(mode="json")
     if cache is not None:
         _write_json(cache, cached)
+    return keys
+
+
+def write_baseline(job: RunJob, pairs: list[DrawnPair]) -> None:
+    """The run folder's baseline.json for an executor whose workers keep their baselines
+    to themselves (Dask): computed here, once per tool, as the local executor does."""
+    ctx = new_context(
+        job.plan, job.freeze_id, job.post_hoc, job.corpus.liveness, job.corpus, job.checker
+    )
+    complete_baselines(ctx, pairs, job.folder / "baseline.json")
+
+
+def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None) -> None:
+    """Baselines (cached in the JSON file `cache` when given), liveness observations and
+    grader verdicts of the original tools the pairs touch, each computed once per context."""
+    keys = complete_baselines(ctx, pairs, cache)
     for name, tool in keys:
         calls = ctx.corpus.liveness.get(name, {}).get(tool)
         if (name, tool) not in ctx.observations and calls is not None:
