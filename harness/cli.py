@@ -259,7 +259,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         f"{result.run_dir}: {result.scored} pairs scored now, "
         f"{result.skipped} already in the ledger{label}"
     )
-    for table in main_tables(result.rows, load_run_meta(result.run_dir)):
+    for table in main_tables(result.rows, load_run_meta(result.run_dir), width=console.width):
         console.print(table)
     return 0
 
@@ -296,7 +296,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from harness.analysis import compare, comparison_table
     from harness.analysis.render import to_rich
 
-    console.print(to_rich(comparison_table(compare(Path(args.run_a), Path(args.run_b)))))
+    table = comparison_table(compare(Path(args.run_a), Path(args.run_b)))
+    console.print(to_rich(table, width=console.width))
     return 0
 
 

@@ -66,9 +66,12 @@ class ReportResult:
     notes: tuple[str, ...]  # what the report could not do, for the CLI to print
 
 
-def main_tables(rows: Sequence[LedgerRow], run: RunMeta) -> list[RichTable]:
-    """The tables `harness run` prints at its end (those of them that have rows)."""
-    return [to_rich(t) for t in build_tables(rows, run) if t.name in MAIN_TABLES]
+def main_tables(
+    rows: Sequence[LedgerRow], run: RunMeta, width: int | None = None
+) -> list[RichTable]:
+    """The tables `harness run` prints at its end (those of them that have rows), fitted
+    to a terminal `width` characters wide."""
+    return [to_rich(t, width) for t in build_tables(rows, run) if t.name in MAIN_TABLES]
 
 
 def _write(path: Path, text: str) -> None:
