@@ -110,7 +110,9 @@ def test_a_child_ends_itself_when_its_parent_cannot(tmp_path, monkeypatch, clean
     out, err = run.communicate(timeout=60)
     assert run.returncode == 0, out + err
     (row,) = ledger(root)
-    assert row.status.value == "timeout"  # the row a parent's own kill would have written
+    assert row.status.value == "timeout", (
+        row.error
+    )  # the row a parent's own kill would have written
     assert row.error == f"killed after {timeout:g} s"
 
 

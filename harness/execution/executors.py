@@ -100,14 +100,12 @@ def score_pairs(
                 process = _FORK.Process(
                     target=_child, args=(ctx, pair, send, os.getpid()), daemon=True
                 )
+                # the clock starts before the fork: the child's own backstop, counted from
+                # its start, then always falls after this process's timeout
+                began, started = time.monotonic(), datetime.now(UTC).isoformat(timespec="seconds")
                 process.start()
                 send.close()
-                running[receive] = (
-                    process,
-                    pair,
-                    time.monotonic(),
-                    datetime.now(UTC).isoformat(timespec="seconds"),
-                )
+                running[receive] = (process, pair, began, started)
             for conn in wait(list(running), timeout=0.05):
                 try:
                     kind, payload = conn.recv()
