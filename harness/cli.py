@@ -161,6 +161,10 @@ def cmd_scan(args: argparse.Namespace) -> int:
     return 0
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     from harness.contracts.validator import validate_inputs
 
@@ -170,14 +174,18 @@ def cmd_validate(args: argparse.Namespace) -> int:
     for draft in drafts:
         err_console.print(f"draft: {draft.line()}", markup=False, soft_wrap=True)
     if problems:
-        err_console.print(f"{len(problems)} problems in {count} contracts", markup=False)
+        err_console.print(
+            f"{_count(len(problems), 'problem')} in {_count(count, 'contract')}", markup=False
+        )
         return USER_ERROR_EXIT
     if drafts:  # valid, but a count over these contracts would silently lack the drafts
         err_console.print(
-            f"{count} contracts valid; {len(drafts)} draft clauses are not counted", markup=False
+            f"{_count(count, 'contract')} valid; {_count(len(drafts), 'draft clause')} "
+            f"{'is' if len(drafts) == 1 else 'are'} not counted",
+            markup=False,
         )
         return DRAFTS_EXIT
-    console.print(f"{count} contracts valid")
+    console.print(f"{_count(count, 'contract')} valid")
     return 0
 
 
@@ -266,26 +274,60 @@ def cmd_freeze(args: argparse.Namespace) -> int:
     return 0
 
 
+def _same_run(args: argparse.Namespace) -> list[str]:
+    """The `harness run` command that resumes the run `args` started (same ledger)."""
+    words = ["harness", "run", args.plan]
+    if args.post_hoc:
+        words.append("--post-hoc")
+    if args.checker:
+        words += ["--checker", args.checker]
+    if args.executor != "local":
+        words += ["--executor", args.executor]
+    if args.scheduler:
+        words += ["--scheduler", args.scheduler]
+    if args.strict:
+        words.append("--strict")
+    return words
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from harness.analysis import load_run_meta, main_tables
     from harness.analysis.predictions import score_predictions
     from harness.execution.executors import executor_for
+    from harness.execution.isolation import interrupts_as_keyboard
     from harness.execution.progress import RunProgress
-    from harness.execution.runner import execute
+    from harness.execution.runner import RunInterrupted, execute
 
     executor = executor_for(
         args.executor, workers=args.workers, scheduler=args.scheduler, batch_size=args.batch_size
     )
     progress = RunProgress(err_console)
     try:
-        result = execute(
-            Path(args.plan),
-            post_hoc=args.post_hoc,
-            progress=progress,
-            executor=executor,
-            checker=args.checker,
-            strict=args.strict,
+        with interrupts_as_keyboard():  # SIGTERM stops the run like Ctrl-C
+            result = execute(
+                Path(args.plan),
+                post_hoc=args.post_hoc,
+                progress=progress,
+                executor=executor,
+                checker=args.checker,
+                strict=args.strict,
+            )
+    except RunInterrupted as stop:
+        progress.stop()
+        kept = (
+            f"{stop.in_ledger} of {stop.total} pairs are in the ledger {stop.folder}"
+            if stop.in_ledger
+            else f"0 of {stop.total} pairs were scored, nothing kept"
         )
+        again = " ".join(_same_run(args))
+        err_console.print(
+            f"interrupted: {kept}; resume with `{again}`", markup=False, soft_wrap=True
+        )
+        return 128 + stop.signum
+    except KeyboardInterrupt as stop:  # before the run folder existed: set-up, freeze check
+        progress.stop()
+        err_console.print("interrupted during set-up: nothing was scored", markup=False)
+        return 128 + getattr(stop, "signum", 2)
     finally:
         progress.stop()
     for warning in result.warnings:
@@ -296,7 +338,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         f"{result.skipped} already in the ledger{label}"
     )
     meta = load_run_meta(result.run_dir)
-    for table in main_tables(result.rows, meta):
+    for table in main_tables(result.rows, meta, width=console.width):
         console.print(table)
     scored = [] if meta.comparison_run else score_predictions(result.rows, meta.predictions)
     return _predictions_exit(scored, args.strict)
@@ -368,7 +410,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from harness.analysis import report
 
-    result = report(Path(args.run_dir), Path(args.out) if args.out else None)
+    result = report(Path(args.run_dir), Path(args.out) if args.out else None, strict=args.strict)
     for note in result.notes:
         console.print(f"note: {note}")
     console.print(
@@ -387,7 +429,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.format == "rich":
         # 18 columns: outside a terminal, 140 would fold every name (use --format md there)
         wide = console if sys.stdout.isatty() else Console(highlight=False, emoji=False, width=240)
-        wide.print(to_rich(table))
+        wide.print(to_rich(table, width=wide.width))
     else:
         render = {"md": render_markdown, "csv": render_csv, "tex": render_latex}[args.format]
         sys.stdout.write(render(table))
@@ -437,6 +479,10 @@ def cmd_new_contract(args: argparse.Namespace) -> int:
 STRICT_HELP = (
     "exit 3 when a prediction of the plan failed (without it a failed prediction is "
     "reported and the exit code is 0)"
+)
+REPORT_STRICT_HELP = (
+    "refuse a run that has not ended or whose ledger has a torn last line (exit 2); and "
+    + STRICT_HELP
 )
 RUN_STRICT_HELP = (
     "refuse to run when the freeze record is not committed as it is, or a package version "
@@ -493,11 +539,13 @@ def build_parser() -> argparse.ArgumentParser:
     freeze_cmd = sub.add_parser(
         "freeze", help="hash every input of a drawn plan into its record; print the git commands"
     )
-    freeze_cmd.add_argument("plan")
+    freeze_cmd.add_argument("plan", help="plans/NAME.yaml, drawn")
     freeze_cmd.set_defaults(func=cmd_freeze)
 
     run = sub.add_parser("run", help="verify the freeze, score every pair, print the summary")
-    run.add_argument("plan")
+    run.add_argument(
+        "plan", help="plans/NAME.yaml, drawn and frozen (run again to resume its ledger)"
+    )
     run.add_argument(
         "--workers",
         type=int,
@@ -580,7 +628,7 @@ def build_parser() -> argparse.ArgumentParser:
     report_cmd = sub.add_parser("report", help="re-derive every table of a run from its ledger")
     report_cmd.add_argument("run_dir")
     report_cmd.add_argument("--out", help="folder for tables/, plot, macros (default: RUN_DIR)")
-    report_cmd.add_argument("--strict", action="store_true", help=STRICT_HELP)
+    report_cmd.add_argument("--strict", action="store_true", help=REPORT_STRICT_HELP)
     report_cmd.set_defaults(func=cmd_report)
 
     compare_cmd = sub.add_parser(

@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from harness.contracts.model import DRAFT_PREDICATE, DRAFT_SUFFIX
-from harness.contracts.validator import _annotation_type
+from harness.contracts.validator import _annotation_type, parameter_annotations
 from harness.errors import Problem, UserError
 from harness.targets.adapter import Adapter
 
@@ -152,10 +152,11 @@ def draft_contract(adapter: Adapter, tool: str) -> dict[str, Any]:
     relative = file.resolve().relative_to(root).as_posix()
     injected = adapter.injected_parameters(tool)
     signature: dict[str, Any] = {}
+    annotations = parameter_annotations(function)
     for name, param in inspect.signature(function).parameters.items():
         if name in injected or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             continue
-        spec: dict[str, Any] = {"type": _annotation_type(param.annotation) or "str"}
+        spec: dict[str, Any] = {"type": _annotation_type(annotations[name]) or "str"}
         if param.default is not inspect.Parameter.empty:
             spec["optional"] = True
             if param.default is not None:

@@ -3,6 +3,7 @@ worker killed mid-run, a worker whose checker differs, and the option errors."""
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -53,15 +54,17 @@ def cluster() -> Iterator[tuple[str, distributed.Client]]:
 
 
 @pytest.fixture(scope="module")
-def frozen(tmp_path_factory) -> tuple[Path, list[dict]]:
-    """A drawn and frozen project of 8 pairs, and its ledger from the local executor."""
+def frozen(tmp_path_factory) -> tuple[Path, list[dict], dict]:
+    """A drawn and frozen project of 8 pairs, its ledger and its baseline.json from the
+    local executor."""
     root = project(tmp_path_factory.mktemp("frozen"), per_operator=2)
     drawn_and_frozen(root)
     scored = tmp_path_factory.mktemp("local") / "small"
     shutil.copytree(root, scored)
     done = harness("run", "plans/small.yaml", "--workers", "2", cwd=scored)
     assert done.returncode == 0, done.stderr
-    return root, comparable(ledger(scored))
+    (baseline,) = (scored / "results" / "small").glob("*/baseline.json")
+    return root, comparable(ledger(scored)), json.loads(baseline.read_text())
 
 
 def copy_of(frozen_root: Path, tmp_path: Path) -> Path:
@@ -88,6 +91,97 @@ def test_dask_ledger_equals_the_local_ledger_row_for_row(tmp_path, cluster, froz
     again = run_dask(root, address)  # resume: everything is already in the ledger
     assert "0 pairs scored now, 8 already" in " ".join(again.stdout.split())
     assert comparable(ledger(root)) == frozen[1]
+
+
+def test_a_published_dask_run_keeps_its_baseline(tmp_path, cluster, frozen):
+    address, _ = cluster
+    root = copy_of(frozen[0], tmp_path)
+    done = run_dask(root, address, "--batch-size", "4")
+    assert done.returncode == 0, done.stderr
+    (run_dir,) = (root / "results" / "small").iterdir()
+    assert json.loads((run_dir / "baseline.json").read_text()) == frozen[2]
+    published = harness("publish", str(run_dir.relative_to(root)), cwd=root)
+    assert published.returncode == 0, published.stderr
+    reference = root / "results" / "reference" / "small" / run_dir.name
+    assert json.loads((reference / "baseline.json").read_text()) == frozen[2]
+
+
+def descendants(pid: int) -> set[int]:
+    """Live processes below `pid` (children, grandchildren...)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            fields = stat[stat.rindex(")") + 2 :].split()
+            if fields[0] != "Z":
+                parents[int(entry.name)] = int(fields[1])
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+def test_a_killed_worker_takes_its_batch_host_and_spinning_pair_along(
+    tmp_path, cluster, monkeypatch
+):
+    address, client = cluster
+    monkeypatch.setattr(test_runner, "FAULTS", {"transfer": FAULTS["transfer"]})
+    root = project(tmp_path, timeout=4)
+    fault_corpus(root)
+    assert harness("freeze", "plans/small.yaml", cwd=root).returncode == 0
+    run = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "harness",
+            "run",
+            "plans/small.yaml",
+            "--executor",
+            "dask",
+            "--scheduler",
+            address,
+        ],
+        cwd=root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        pids = client.run(os.getpid)
+        deadline, hosts = time.monotonic() + 120, {}
+        while time.monotonic() < deadline and not any(descendants(h) for h in hosts):
+            hosts = {  # batch host -> its worker
+                child: worker
+                for worker, pid in pids.items()
+                for child in descendants(pid)
+                if b"harness.execution.batch_host" in Path(f"/proc/{child}/cmdline").read_bytes()
+            }
+            time.sleep(0.05)
+        host = next(h for h in hosts if descendants(h))  # its pair child spins
+        orphans = {host} | descendants(host)
+        os.kill(pids[hosts[host]], signal.SIGKILL)
+        # well inside the 4 s timeout and its backstop: the parent-death signal did it
+        deadline = time.monotonic() + 2
+        while time.monotonic() < deadline and any(alive(p) for p in orphans):
+            time.sleep(0.05)
+        assert not [p for p in orphans if alive(p)], "outlived their worker"
+        assert run.wait(timeout=120) == 0
+    finally:
+        run.kill()
+    client.wait_for_workers(2, timeout=TIMEOUT)
+    (row,) = ledger(root)
+    assert row.status.value == "timeout"
 
 
 def test_timeouts_and_crashes_on_a_worker_follow_the_local_rules(tmp_path):

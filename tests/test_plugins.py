@@ -156,7 +156,7 @@ def test_validate_names_each_draft_and_exits_1(tmp_path: Path) -> None:
         "lend_book.yaml: eff.result_announced_draft: draft clause, excluded from every count; "
         "fix: write its predicate" in done.stderr
     )
-    assert "2 contracts valid; 1 draft clauses are not counted" in done.stderr
+    assert "2 contracts valid; 1 draft clause is not counted" in done.stderr
 
 
 # --- the static-scanner checker ----------------------------------------------------------------

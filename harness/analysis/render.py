@@ -211,17 +211,60 @@ def render_csv(table: Table) -> str:
 # --- rich ---------------------------------------------------------------------------------
 
 
-def to_rich(table: Table) -> RichTable:
+# a rich table with a box and one space of padding each side: 3 characters per column + 1
+_RICH_FRAME = 3
+
+
+def _widths(column: Column, texts: list[str]) -> tuple[int, int]:
+    """(natural, least) width of a column. Least: its longest header word, and for a
+    number or an interval its longest cell (never split); a text cell may fold to 16."""
+    header = max((len(word) for word in column.header.split()), default=1)
+    cells = max((len(t) for t in texts), default=1)
+    least = max(header, cells if _numeric(column) else min(cells, 16))
+    return max(len(column.header), cells, least), least
+
+
+def fitted_widths(table: Table, width: int | None) -> dict[int, int | None]:
+    """Column index -> width for a terminal `width` characters wide: natural widths when
+    they fit; else the widest columns give way down to their least; then the rightmost
+    columns are left out (the row label, the first, never)."""
+    if width is None:
+        return {i: None for i in range(len(table.columns))}
+    texts = _row_texts(table, "—")
+    sizes = [_widths(c, [row[i] for row in texts]) for i, c in enumerate(table.columns)]
+    keep = list(range(len(table.columns)))
+    while len(keep) > 1 and sum(sizes[i][1] + _RICH_FRAME for i in keep) + 1 > width:
+        keep.pop()
+    room = width - 1 - _RICH_FRAME * len(keep)
+    widths = {i: sizes[i][0] for i in keep}
+    while sum(widths.values()) > room:
+        widest = max(keep, key=lambda i: (widths[i] - sizes[i][1], -i))
+        if widths[widest] <= sizes[widest][1]:
+            break  # only the one kept column, wider than the terminal: rich folds it
+        widths[widest] -= 1
+    return dict(widths)
+
+
+def to_rich(table: Table, width: int | None = None) -> RichTable:
+    """The table for a terminal `width` characters wide (None: any): columns that do not
+    fit are left out, and the caption names them."""
+    widths = fitted_widths(table, width)
+    notes = list(table.notes)
+    if len(widths) < len(table.columns):
+        left = ", ".join(c.header for i, c in enumerate(table.columns) if i not in widths)
+        notes.insert(0, f"Columns left out to fit {width} characters: {left} (see harness report).")
     # Text(), not str: a witness or an interval must never be read as rich markup.
-    out = RichTable(title=Text(table.heading), caption=Text(" ".join(table.notes)))
-    for column in table.columns:
+    out = RichTable(title=Text(table.heading), caption=Text(" ".join(notes)))
+    for i, size in widths.items():
+        column = table.columns[i]
         out.add_column(
             column.header,
             justify="right" if _numeric(column) else "left",
             overflow="fold",
+            width=size,  # at least the longest number: a number is never split
         )
     rows = list(zip(table.rows, _row_texts(table, "—"), strict=True))
-    for index, (row, texts) in enumerate(rows):
+    for index, (row, cells) in enumerate(rows):
         last_of_section = index + 1 < len(rows) and rows[index + 1][0].section != row.section
-        out.add_row(*(Text(t) for t in texts), end_section=last_of_section)
+        out.add_row(*(Text(cells[i]) for i in widths), end_section=last_of_section)
     return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -41,6 +42,17 @@ class RunMeta(BaseModel):
     screening_rule: str | None = None
     pools: list[OperatorPool] = []  # empty for runs drawn before screening existed
 
+    ended_at: str | None = None
+    pairs_total: int | None = None
+
+    def unfinished(self, in_ledger: int) -> str | None:
+        """ "unfinished: N of M pairs" when run.json says the run has not ended (an
+        `ended_at` of null, as the runner writes until the last pair is recorded)."""
+        if "ended_at" not in self.model_fields_set or self.ended_at is not None:
+            return None
+        total = "?" if self.pairs_total is None else str(self.pairs_total)
+        return f"unfinished: {in_ledger} of {total} pairs"
+
 
 def load_run_meta(run_dir: Path) -> RunMeta:
     path = run_dir / RUN_MANIFEST
@@ -58,8 +70,23 @@ def load_run_meta(run_dir: Path) -> RunMeta:
         ) from exc
 
 
+@dataclass(frozen=True)
+class TornLine:
+    """The ledger's last line lacks its newline: a write cut by a kill (`run` repairs it)."""
+
+    path: Path
+    line: int
+
+    def describe(self) -> str:
+        return (
+            f"{self.path}: line {self.line} is torn (a write cut short by a kill) and is "
+            "left out; `harness run` on the plan cuts it and scores that pair again"
+        )
+
+
 def load_rows(run_dir: Path) -> list[LedgerRow]:
-    """Every complete line of the ledger (a torn last line, from a killed run, is skipped)."""
+    """Every complete line of the ledger (a torn last line, from a killed run, is skipped;
+    `torn_line` says whether there is one)."""
     path = run_dir / LEDGER
     if not path.is_file():
         raise UserError(
@@ -82,6 +109,14 @@ def load_rows(run_dir: Path) -> list[LedgerRow]:
                     )
                 ) from exc
     return rows
+
+
+def torn_line(run_dir: Path) -> TornLine | None:
+    path = run_dir / LEDGER
+    data = path.read_bytes() if path.is_file() else b""
+    if not data or data.endswith(b"\n"):
+        return None
+    return TornLine(path, data.count(b"\n") + 1)
 
 
 def load_run(run_dir: Path) -> tuple[RunMeta, list[LedgerRow]]:

@@ -77,6 +77,7 @@ class Table:
     notes: tuple[str, ...] = ()
     extra_macros: tuple[tuple[str, int | float], ...] = ()
     run_post_hoc: bool = False
+    unfinished: str | None = None  # "unfinished: N of M pairs" for a run that has not ended
 
     @property
     def post_hoc(self) -> bool:
@@ -90,6 +91,8 @@ class Table:
     @property
     def heading(self) -> str:
         label = "POST HOC: " if self.post_hoc else ""
+        if self.unfinished:
+            label = f"{self.unfinished.upper()}: {label}"
         return f"{label}{self.title} (freeze {self.freeze})"
 
     def macros(self) -> list[tuple[str, int | float]]:
@@ -838,12 +841,16 @@ def tool_table(tools: Sequence[ToolRow], meta: RunMeta) -> Table:
 
 
 def build_tables(rows: Sequence[LedgerRow], meta: RunMeta) -> list[Table]:
-    """Every table that has rows, in a fixed order."""
+    """Every table that has rows, in a fixed order; an unfinished run's say so in their
+    title and notes (the caption)."""
     tables = _tables(rows, meta)
     others = sorted({r.freeze_id for r in rows} - {meta.freeze_id})
     if others:  # rows that run.json does not account for: say so in every table
         note = f"rows also carry freeze ids {', '.join(others)} (run.json: {meta.freeze_id})."
         tables = [replace(t, notes=(*t.notes, note)) for t in tables]
+    if (label := meta.unfinished(len(rows))) is not None:
+        note = f"{label}: the run has not ended (run.json ended_at is null); not a result."
+        tables = [replace(t, unfinished=label, notes=(note, *t.notes)) for t in tables]
     return tables
 
 

@@ -56,13 +56,16 @@ def _where(loc: tuple[Any, ...], data: Any) -> str:
     return ".".join(parts).replace(".[", "[") or "<top>"
 
 
-def problems_from_validation(file: str, error: ValidationError, data: Any) -> list[Problem]:
+def problems_from_validation(
+    file: str, error: ValidationError, data: Any, kind: str = "contract"
+) -> list[Problem]:
+    """One problem per pydantic error; `kind` (contract or plan) names the schema command."""
     problems = []
     for err in error.errors():
         message = err["msg"].removeprefix("Value error, ")
-        fix = _FIXES.get(err["type"], "see `harness contracts schema` for the field's form")
+        fix = _FIXES.get(err["type"], f"see `harness {kind} schema` for the field's form")
         if err["type"] == "value_error":
-            fix = "correct the contract as the message says"
+            fix = f"correct the {kind} as the message says"
         where = _where(tuple(err["loc"]), data)
         field, sep, rest = message.partition(": ")
         if where == "<top>" and sep and " " not in field:
@@ -71,14 +74,31 @@ def problems_from_validation(file: str, error: ValidationError, data: Any) -> li
     return problems
 
 
-def read_yaml(path: Path) -> Any:
-    """Parse a YAML file; malformed YAML is a UserError naming the line."""
+def read_text(path: Path) -> str:
+    """A file's UTF-8 text; unreadable or non-UTF-8 bytes are a UserError naming the line."""
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as exc:
         raise UserError(
             Problem(str(path), "file", f"cannot read: {exc.strerror}", "check the path")
         ) from exc
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise UserError(
+            Problem(
+                str(path),
+                f"line {line}",
+                f"byte 0x{data[exc.start]:02x} is not UTF-8 text",
+                "save the file as UTF-8",
+            )
+        ) from exc
+
+
+def read_yaml(path: Path) -> Any:
+    """Parse a YAML file; malformed YAML is a UserError naming the line."""
+    text = read_text(path)
     if text not in _PARSED:
         if len(_PARSED) >= _PARSED_ENTRIES:
             del _PARSED[next(iter(_PARSED))]
@@ -117,7 +137,8 @@ def load_model(path: Path, model: type[M], first_field: str) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise UserError(problems_from_validation(str(path), exc, data)) from exc
+        kind = "plan" if model.__name__ == "Plan" else "contract"
+        raise UserError(problems_from_validation(str(path), exc, data, kind)) from exc
 
 
 def load_contract(path: Path) -> Contract:

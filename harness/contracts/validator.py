@@ -332,6 +332,7 @@ class ContractValidator:
                     f"remove it; the tool takes {', '.join(real) or 'none'}",
                 )
             )
+        annotations = parameter_annotations(function)
         for name in sorted(set(real) & set(contract.signature)):
             spec, param = contract.signature[name], real[name]
             has_default = param.default is not inspect.Parameter.empty
@@ -353,7 +354,7 @@ class ContractValidator:
                         f"write default: {param.default!r}",
                     )
                 )
-            expected = _annotation_type(param.annotation)
+            expected = _annotation_type(annotations[name])
             if expected is not None and expected != spec.type:
                 problems.append(
                     Problem(
@@ -432,6 +433,20 @@ def _statement_at(tree: ast.Module, line: int) -> ast.stmt | None:
 
 
 _SIMPLE = {str: "str", int: "int", float: "float", bool: "bool", list: "list", dict: "dict"}
+
+
+def parameter_annotations(function: Any) -> dict[str, Any]:
+    """Each parameter's annotation, string annotations (`from __future__ import
+    annotations`) resolved in the function's module; one that does not resolve stays as
+    written (and `_annotation_type` then says nothing about it)."""
+    import typing
+
+    raw = {n: p.annotation for n, p in inspect.signature(function).parameters.items()}
+    try:
+        hints = typing.get_type_hints(inspect.unwrap(function))
+    except Exception:  # a forward reference that names nothing importable
+        hints = {}
+    return {name: hints.get(name, annotation) for name, annotation in raw.items()}
 
 
 def _annotation_type(annotation: Any) -> str | None:

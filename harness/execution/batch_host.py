@@ -4,7 +4,9 @@ Started by `dask_executor.score_batch` as `python -m harness.execution.batch_hos
 on stdin/stdout, one pickle per message: it reads a `BatchSpec` and answers
 `("refused", [HashMismatch...])` and exits, or `("ready", None)`; then, per batch, it reads
 a list of pairs and answers `("outcome", PairOutcome)` per pair and `("done", None)`. It
-exits at the end of stdin (its worker is gone).
+exits at the end of stdin (its worker is gone), and is killed with its worker (the parent
+whose pid is its one argument: `isolation.die_with_parent`); its pair children carry the
+local executor's own backstop.
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ import sys
 
 from harness.execution.dask_executor import BatchSpec, installed_mismatches, send
 from harness.execution.executors import score_pairs
+from harness.execution.isolation import die_with_parent
 from harness.execution.runner import complete_context, new_context
 
 
 def main() -> None:
+    die_with_parent(int(sys.argv[1]))
     answers = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # a stray print must not corrupt the protocol
     requests = sys.stdin.buffer

@@ -26,6 +26,9 @@ each with its own tries, and a pair that fails alone on every try is recorded as
 with the reason: the other pairs of its batch scored, so the mutant killed its host (it
 stays in the denominator, as DESIGN.md's `crash` does; `infra_error` would drop it).
 Outcomes of a pair already recorded are dropped by the runner, so no row is written twice.
+
+The client writes the run folder's `baseline.json` itself while the cluster works (the
+workers' baselines stay on the workers), so a published Dask run keeps its baseline.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ from harness.execution.draw import DrawnPair
 from harness.execution.freeze import installed_inputs, installed_part
 from harness.execution.ledger import PairStatus
 from harness.execution.plan import Plan
-from harness.execution.runner import PairOutcome, RunJob
+from harness.execution.runner import PairOutcome, RunJob, write_baseline
 
 CONNECT_TIMEOUT = "30s"
 CLOSE_TIMEOUT = 30  # seconds
@@ -156,7 +159,7 @@ def _host(spec: BatchSpec, worker: str) -> subprocess.Popen[bytes]:
     # its stderr goes to a file, not a pipe nobody reads; kept only to explain a failed start
     with tempfile.TemporaryFile() as errors:
         host = subprocess.Popen(
-            [sys.executable, "-m", "harness.execution.batch_host"],
+            [sys.executable, "-m", "harness.execution.batch_host", str(os.getpid())],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=errors,
@@ -301,6 +304,9 @@ class DaskExecutor:
                 return future
 
             results = as_completed([submit(i, 0) for i in range(len(batches))])
+            # while the cluster scores: the run folder's baseline.json, which the workers'
+            # own baselines never reach (`harness publish` keeps it with the ledger)
+            write_baseline(job, pairs)
             for future in results:
                 index, tries = submitted.pop(future)
                 try:

@@ -142,37 +142,57 @@ def expand_operators(arm: ArmSpec) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def build_pool(plan: Plan, targets: dict[str, Target]) -> tuple[list[PoolEntry], dict[str, Mutant]]:
+def checked_operators(arm: ArmSpec, plan_file: str) -> list[str]:
+    """The arm's operators, expanded; each must be registered and of the arm's kind."""
+    from harness.mutation.registry import OPERATORS, get_operator
+
+    operators = expand_operators(arm)
+    where = f"arms[{arm.name}].operators"
+    for name in operators:
+        try:
+            operator = get_operator(name)
+        except KeyError as exc:
+            known = sorted(n for n, o in OPERATORS.items() if o.arm.value == arm.kind.value)
+            raise UserError(
+                Problem(
+                    plan_file,
+                    where,
+                    f"unknown operator {name!r}",
+                    f"use one of {', '.join(known)}",
+                )
+            ) from exc
+        if operator.arm.value != arm.kind.value:
+            raise UserError(
+                Problem(
+                    plan_file,
+                    where,
+                    f"{name} belongs to arm kind {operator.arm.value}, not {arm.kind.value}",
+                    "move it to an arm of that kind",
+                )
+            )
+    return operators
+
+
+def check_plan(plan: Plan, plan_file: str, targets: dict[str, Target]) -> None:
+    """What the plan's schema cannot check alone: every operator is registered and of its
+    arm's kind, every tool has a contract. `draw` and every `run` (post hoc too) ask."""
+    for arm in plan.arms:
+        checked_operators(arm, plan_file)
+        for name in arm.targets:
+            arm_tools(arm, targets[name])
+
+
+def build_pool(
+    plan: Plan, targets: dict[str, Target], plan_file: str = "plan"
+) -> tuple[list[PoolEntry], dict[str, Mutant]]:
     """Every candidate pair of every arm, each with its screening status."""
     from harness.mutation.enumerate import enumerate_pairs
-    from harness.mutation.registry import get_operator
 
     entries: list[PoolEntry] = []
     mutants: dict[str, Mutant] = {}
     screeners: dict[str, Screener] = {}
     for arm in plan.arms:
-        operators = expand_operators(arm)
-        for name in operators:
-            try:
-                operator = get_operator(name)
-            except KeyError as exc:
-                raise UserError(
-                    Problem(
-                        arm.name,
-                        "operators",
-                        f"unknown operator {name!r}",
-                        str(exc.args[0]) if exc.args else "see harness operators",
-                    )
-                ) from exc
-            if operator.arm.value != arm.kind.value:
-                raise UserError(
-                    Problem(
-                        arm.name,
-                        "operators",
-                        f"{name} belongs to arm kind {operator.arm.value}, not {arm.kind.value}",
-                        "move it to an arm of that kind",
-                    )
-                )
+        operators = checked_operators(arm, plan_file)
         for name in arm.targets:
             target = targets[name]
             root = Path(target.adapter.source_root())
@@ -357,7 +377,7 @@ def draw(plan: Plan, root: Path, exclude: set[str] | None = None) -> Corpus:
     for spec in plan.negative_controls:
         control = load_control(root, spec.id)
         targets.setdefault(control.target, load_target(control.target))
-    pool, mutants = build_pool(plan, targets)
+    pool, mutants = build_pool(plan, targets, f"plans/{plan.name}.yaml")
     sample = draw_sample(plan, pool, exclude or set())
     pools = operator_pools(plan, targets, pool, sample)
     pairs = [

@@ -8,7 +8,9 @@ to the ledger (the single writer).
   up to `workers` at a time (`score_pairs`). The child applies the mutant in memory, runs
   the frozen checker and the liveness corpus, and sends back the row's fields; it never
   writes. A child past the plan's timeout is killed (`timeout`); a child that dies without
-  answering, or whose mutant raises SystemExit or another BaseException, is a `crash`.
+  answering, or whose mutant raises SystemExit or another BaseException, is a `crash`
+  (unless it died past the timeout: its own backstop ended it, a `timeout`). No child
+  outlives this process (`isolation`: parent-death signal, own wall and CPU limits).
   Forking every pair from the same prepared state makes rows independent of the worker
   count and of the order in which pairs finish.
 - `dask` (`harness.execution.dask_executor`): batches of pairs on a Dask cluster, each
@@ -29,6 +31,7 @@ from typing import Any
 
 from harness.errors import Problem, UserError
 from harness.execution.draw import DrawnPair
+from harness.execution.isolation import die_with_parent, ignore_stop_signals, limit_self
 from harness.execution.ledger import PairStatus
 from harness.execution.runner import (
     Executor,
@@ -46,7 +49,10 @@ DASK_MISSING = "pip install 'contract-harness[dask]'"
 DEFAULT_BATCH_SIZE = 8  # pairs per Dask task: few enough that a lost worker costs little
 
 
-def _child(ctx: RunContext, pair: DrawnPair, conn: Connection) -> None:
+def _child(ctx: RunContext, pair: DrawnPair, conn: Connection, parent: int) -> None:
+    die_with_parent(parent)
+    ignore_stop_signals()
+    limit_self(ctx.plan.timeout_seconds)
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):  # a mutant's prints must not garble the parent's progress bar
         os.dup2(devnull, fd)
@@ -59,6 +65,15 @@ def _child(ctx: RunContext, pair: DrawnPair, conn: Connection) -> None:
     finally:
         conn.close()
         os._exit(0)  # skip atexit and finalizers a mutant may have poisoned
+
+
+def _died(exitcode: int | None, seconds: float, ctx: RunContext) -> dict[str, Any]:
+    """A child that ended without answering: past the timeout its own backstop ended it
+    (this process was too slow to), which is the timeout this process would have given."""
+    timeout = ctx.plan.timeout_seconds
+    if seconds >= timeout:
+        return {"status": PairStatus.TIMEOUT, "error": f"killed after {timeout:g} s"}
+    return {"status": PairStatus.CRASH, "error": f"worker died with exit code {exitcode}"}
 
 
 def score_pairs(
@@ -82,25 +97,22 @@ def score_pairs(
             while todo and len(running) < workers:
                 pair = todo.popleft()
                 receive, send = _FORK.Pipe(duplex=False)
-                process = _FORK.Process(target=_child, args=(ctx, pair, send), daemon=True)
+                process = _FORK.Process(
+                    target=_child, args=(ctx, pair, send, os.getpid()), daemon=True
+                )
+                # the clock starts before the fork: the child's own backstop, counted from
+                # its start, then always falls after this process's timeout
+                began, started = time.monotonic(), datetime.now(UTC).isoformat(timespec="seconds")
                 process.start()
                 send.close()
-                running[receive] = (
-                    process,
-                    pair,
-                    time.monotonic(),
-                    datetime.now(UTC).isoformat(timespec="seconds"),
-                )
+                running[receive] = (process, pair, began, started)
             for conn in wait(list(running), timeout=0.05):
                 try:
                     kind, payload = conn.recv()
                 except (EOFError, OSError):
-                    process = running[conn][0]
+                    process, _, began, _ = running[conn]
                     process.join()
-                    fields = {
-                        "status": PairStatus.CRASH,
-                        "error": f"worker died with exit code {process.exitcode}",
-                    }
+                    fields = _died(process.exitcode, time.monotonic() - began, ctx)
                 else:
                     fields = (
                         payload if kind == "ok" else {"status": PairStatus.CRASH, "error": payload}

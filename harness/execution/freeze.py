@@ -1,14 +1,16 @@
 """Freezes: SHA-256 of every input a run's numbers depend on, recorded before the run.
 
 Groups: the plan file, the checker's scope files, the contracts, the target's source
-files and package versions, the drawn corpus (pool, manifest, diffs), the screening rule
-with the source of `harness.mutation.screen`, and the negative controls; since schema 2
-also the versions of the packages the checker's behaviour depends on (pydantic, PyYAML,
-and what each target's adapter names). The freeze id is the hash of all of it. `harness
-freeze` writes `plans/<plan>.freeze.json` and commits nothing: it prints the git commands
-that commit the record and tag it. The commit order in `git log`
-(`harness.execution.history`), not the tag, shows that a freeze came before its results;
-a freeze whose id already has results is refused.
+files (its tools' whole package: code and the data its grader reads) and package versions,
+the harness code that reads contracts and scores pairs, the drawn corpus (pool, manifest,
+diffs), the screening rule with the source of `harness.mutation.screen`, and the negative
+controls; since schema 2 also the versions of the packages the checker's behaviour depends
+on (pydantic, PyYAML, and what each target's adapter names). Which installed files:
+`harness.execution.scope`. The freeze id is the hash of all of it. `harness freeze` writes
+`plans/<plan>.freeze.json` and commits nothing: it prints the git commands that commit the
+record and tag it. The commit order in `git log` (`harness.execution.history`), not the
+tag, shows that a freeze came before its results; a freeze whose id already has results is
+refused.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ import importlib.metadata
 import inspect
 import json
 import os
-import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from harness.errors import Problem, UserError
 from harness.execution.draw import corpus_dir
 from harness.execution.plan import Plan
+from harness.execution.scope import harness_files, tool_files
 from harness.targets.adapter import PackageVersions
 from harness.targets.registry import load_target
 
@@ -201,13 +203,14 @@ def package_versions(plan: Plan) -> dict[str, str]:
 
 
 def installed_inputs(plan: Plan) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
-    """(hashes of checker_scope[:NAME], contracts and target_source; target versions): what
-    the installed packages of this interpreter hold, the part of a freeze a remote worker
-    can check for itself."""
+    """(hashes of checker_scope[:NAME], contracts, target_source and harness; target
+    versions): what the installed packages of this interpreter hold, the part of a freeze a
+    remote worker can check for itself. Which files: `harness.execution.scope`."""
     hashes: dict[str, dict[str, str]] = {}
-    hashes["checker_scope"] = _scope_hashes(checker_for(plan))
-    for name in plan.comparison_checkers:  # frozen too: `harness run --checker NAME`
-        hashes[f"checker_scope:{name}"] = _scope_hashes(checker_for(plan, name))
+    checkers = [checker_for(plan), *(checker_for(plan, n) for n in plan.comparison_checkers)]
+    hashes["checker_scope"] = _scope_hashes(checkers[0])
+    for name, checker in zip(plan.comparison_checkers, checkers[1:], strict=True):
+        hashes[f"checker_scope:{name}"] = _scope_hashes(checker)  # `harness run --checker`
     hashes["contracts"] = {}
     hashes["target_source"] = {}
     versions: dict[str, str] = {}
@@ -221,16 +224,19 @@ def installed_inputs(plan: Plan) -> tuple[dict[str, dict[str, str]], dict[str, s
             # same file in every clone and every installation
             key = f"{name}:{_rel(path, adapter.contracts_dir())}"
             hashes["contracts"][key] = sha256_file(path)
-        packages = {
-            Path(sys.modules[adapter.tool_function(t).__module__].__file__ or ".").resolve().parent
+        # the tools' whole top-level package: what the grader arm replays lives beside them
+        files = {
+            path
             for t in adapter.tool_names()
+            for path in tool_files(adapter.tool_function(t).__module__, [adapter.contracts_dir()])
         }
         # the adapter decides what the checker observes: it is part of the target
         adapter_file = Path(inspect.getsourcefile(type(adapter)) or "")
         hashes["target_source"][f"{name}:adapter:{adapter_file.name}"] = sha256_file(adapter_file)
-        for package in sorted(packages):
-            for path in _files(package, "*.py"):
-                hashes["target_source"][f"{name}:{_rel(path, source_root)}"] = sha256_file(path)
+        for path in sorted(files):
+            hashes["target_source"][f"{name}:{_rel(path, source_root)}"] = sha256_file(path)
+    scopes = [p for c in checkers for p in c.scope_files()]
+    hashes["harness"] = {key: sha256_file(path) for key, path in harness_files(scopes).items()}
     return hashes, versions
 
 

@@ -21,6 +21,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -33,7 +34,7 @@ from typing import Any, Protocol
 from harness.checker.verdicts import ToolReport, Verdict
 from harness.errors import Problem, UserError
 from harness.execution.controls import patched_contract
-from harness.execution.draw import Corpus, DrawnPair, load_corpus
+from harness.execution.draw import Corpus, DrawnPair, check_plan, load_corpus
 from harness.execution.freeze import (
     Verification,
     checker_for,
@@ -43,6 +44,7 @@ from harness.execution.freeze import (
     verified_inputs,
 )
 from harness.execution.history import FreezeCommit, freeze_commit
+from harness.execution.isolation import signals_held
 from harness.execution.ledger import (
     LedgerRow,
     LedgerWriter,
@@ -127,9 +129,11 @@ def new_context(
     return RunContext(plan, freeze_id, post_hoc, corpus, targets, checker_for(plan, checker))
 
 
-def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None) -> None:
-    """Baselines (cached in the JSON file `cache` when given), liveness observations and
-    grader verdicts of the original tools the pairs touch, each computed once per context."""
+def complete_baselines(
+    ctx: RunContext, pairs: list[DrawnPair], cache: Path | None
+) -> list[tuple[str, str]]:
+    """The baseline verdicts of the original tools the pairs touch (cached in the JSON file
+    `cache` when given); returns those (target, tool) keys."""
     keys = list(dict.fromkeys((p.mutant.target, p.tool) for p in pairs))
     cached: dict[str, Any] = (
         json.loads(cache.read_text()) if cache is not None and cache.exists() else {}
@@ -146,6 +150,22 @@ def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None
         cached[label] = report.model_dump(mode="json")
     if cache is not None:
         _write_json(cache, cached)
+    return keys
+
+
+def write_baseline(job: RunJob, pairs: list[DrawnPair]) -> None:
+    """The run folder's baseline.json for an executor whose workers keep their baselines
+    to themselves (Dask): computed here, once per tool, as the local executor does."""
+    ctx = new_context(
+        job.plan, job.freeze_id, job.post_hoc, job.corpus.liveness, job.corpus, job.checker
+    )
+    complete_baselines(ctx, pairs, job.folder / "baseline.json")
+
+
+def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None) -> None:
+    """Baselines (cached in the JSON file `cache` when given), liveness observations and
+    grader verdicts of the original tools the pairs touch, each computed once per context."""
+    keys = complete_baselines(ctx, pairs, cache)
     for name, tool in keys:
         calls = ctx.corpus.liveness.get(name, {}).get(tool)
         if (name, tool) not in ctx.observations and calls is not None:
@@ -241,6 +261,14 @@ def grader_fields(ctx: RunContext, target: Target, tool: str) -> dict[str, Any]:
 # --- the parent ---------------------------------------------------------------------------------
 
 
+class RunInterrupted(Exception):
+    """Ctrl-C or SIGTERM stopped the run; `in_ledger` pairs of `total` are recorded."""
+
+    def __init__(self, folder: Path, in_ledger: int, total: int, signum: int):
+        super().__init__(folder, in_ledger, total, signum)
+        self.folder, self.in_ledger, self.total, self.signum = folder, in_ledger, total, signum
+
+
 @dataclass
 class RunResult:
     run_dir: Path
@@ -260,6 +288,8 @@ def prepare(plan_path: Path, post_hoc: bool) -> tuple[Plan, Path, str, bool, Ver
 
     plan = load_plan(plan_path)
     root = project_root(plan_path)
+    # the schema and the operators hold for a post-hoc run too: it waives the freeze only
+    check_plan(plan, str(plan_path), {name: load_target(name) for name in plan.targets()})
     check = verified_inputs(plan_path, plan, root)
     if not check.problems:
         return plan, root, check.record.freeze_id, False, check
@@ -325,6 +355,13 @@ def _row(job: RunJob, pair: DrawnPair, outcome: PairOutcome) -> LedgerRow:
     )
 
 
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # absent, or torn by a kill: a fresh manifest
+        return {}
+
+
 def _write_json(path: Path, payload: dict[str, Any]) -> None:
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(payload, indent=1, sort_keys=True, default=str) + "\n")
@@ -370,70 +407,81 @@ def execute(
     found, warnings = provenance_warnings(root, plan, check, strict)
     corpus = load_corpus(root, plan)
     folder = run_dir_for(root, plan, run_id)
-    with _folder_kept_only_with_rows(folder):
-        job = RunJob(
-            plan_path,
-            plan,
-            root,
-            run_id,
-            post_hoc,
-            corpus,
-            folder,
-            freeze_id,
-            checker,
-            check.hashes,
-            check.versions,
-        )
-        started_at = datetime.now(UTC).isoformat(timespec="seconds")
-        manifest = {
-            "plan": plan.name,
-            "run": run_id,
-            "freeze_id": freeze_id,
-            "post_hoc": post_hoc,
-            **executor.describe(),
-            "started_at": started_at,
-            "ended_at": None,
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-            "checker": f"{chosen.name} {chosen.version}",
-            "target_versions": check.versions,
-            "package_versions": check.packages,
-            "freeze_record": _first_freeze_record(folder, found),
-            "warnings": warnings,
-            "pairs_total": len(corpus.pairs),
-            # the predictions this run is scored against, so a report needs no plan file;
-            # a comparison checker's run has none (they are the plan checker's)
-            "predictions": plan.predictions.model_dump(mode="json")
-            if run_id == freeze_id
-            else None,
-            # the pool per operator before and after each screen, for every report
-            "screening_rule": corpus.screening_rule,
-            "pools": [p.model_dump(mode="json") for p in corpus.pools],
-        }
-        _write_json(folder / "run.json", manifest)
-        by_id = {p.pair_id: p for p in corpus.pairs}
-        scored = 0
-        with LedgerWriter(folder / "ledger.jsonl") as ledger:
-            todo = [p for p in corpus.pairs if p.pair_id not in ledger.done]
-            skipped = len(corpus.pairs) - len(todo)
-            if progress is not None:
-                progress.start(len(corpus.pairs), skipped)
-
-            def record(outcome: PairOutcome) -> None:
-                nonlocal scored
-                if outcome.pair_id in ledger.done:  # a batch Dask ran again after a lost worker
-                    return
-                ledger.append(_row(job, by_id[outcome.pair_id], outcome))
-                scored += 1
+    try:
+        with _folder_kept_only_with_rows(folder):
+            job = RunJob(
+                plan_path,
+                plan,
+                root,
+                run_id,
+                post_hoc,
+                corpus,
+                folder,
+                freeze_id,
+                checker,
+                check.hashes,
+                check.versions,
+            )
+            now = datetime.now(UTC).isoformat(timespec="seconds")
+            # a resumed run keeps its first start and adds this one to `resumed_at`
+            earlier = _read_json(folder / "run.json")
+            started_at = earlier.get("started_at") or now
+            resumed_at = [*earlier.get("resumed_at", []), now] if earlier else []
+            manifest = {
+                "plan": plan.name,
+                "run": run_id,
+                "freeze_id": freeze_id,
+                "post_hoc": post_hoc,
+                **executor.describe(),
+                "started_at": started_at,
+                "resumed_at": resumed_at,
+                "ended_at": None,
+                "python": platform.python_version(),
+                "platform": platform.platform(),
+                "checker": f"{chosen.name} {chosen.version}",
+                "target_versions": check.versions,
+                "package_versions": check.packages,
+                "freeze_record": _first_freeze_record(folder, found),
+                "warnings": warnings,
+                "pairs_total": len(corpus.pairs),
+                # the predictions this run is scored against, so a report needs no plan
+                # file; a comparison checker's run has none (they are the plan checker's)
+                "predictions": plan.predictions.model_dump(mode="json")
+                if run_id == freeze_id
+                else None,
+                # the pool per operator before and after each screen, for every report
+                "screening_rule": corpus.screening_rule,
+                "pools": [p.model_dump(mode="json") for p in corpus.pools],
+            }
+            _write_json(folder / "run.json", manifest)
+            by_id = {p.pair_id: p for p in corpus.pairs}
+            scored = 0
+            with LedgerWriter(folder / "ledger.jsonl") as ledger:
+                todo = [p for p in corpus.pairs if p.pair_id not in ledger.done]
+                skipped = len(corpus.pairs) - len(todo)
                 if progress is not None:
-                    progress.advance(outcome.fields["status"])
+                    progress.start(len(corpus.pairs), skipped)
 
-            executor.run(job, todo, record)
-        rows = list(read_rows(folder / "ledger.jsonl"))
-        manifest["ended_at"] = datetime.now(UTC).isoformat(timespec="seconds")
-        manifest["totals"] = dict(sorted(Counter(r.status.value for r in rows).items()))
-        _write_json(folder / "run.json", manifest)
-        return RunResult(folder, rows, skipped, scored, warnings)
+                def record(outcome: PairOutcome) -> None:
+                    nonlocal scored
+                    if outcome.pair_id in ledger.done:  # Dask ran a batch again (lost worker)
+                        return
+                    with signals_held():  # a Ctrl-C lands after the row, never inside it
+                        ledger.append(_row(job, by_id[outcome.pair_id], outcome))
+                    scored += 1
+                    if progress is not None:
+                        progress.advance(outcome.fields["status"])
+
+                executor.run(job, todo, record)
+            rows = list(read_rows(folder / "ledger.jsonl"))
+            manifest["ended_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+            manifest["totals"] = dict(sorted(Counter(r.status.value for r in rows).items()))
+            _write_json(folder / "run.json", manifest)
+            return RunResult(folder, rows, skipped, scored, warnings)
+    except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM as `isolation.Stopped`
+        in_ledger = sum(1 for _ in read_rows(folder / "ledger.jsonl"))
+        signum = getattr(stop, "signum", signal.SIGINT)
+        raise RunInterrupted(folder, in_ledger, len(corpus.pairs), signum) from None
 
 
 if sys.platform == "win32":  # pragma: no cover - fork is required

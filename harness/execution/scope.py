@@ -1,0 +1,84 @@
+"""What a freeze hashes besides the plan, corpus and controls: the installed code and data
+that can change a ledger row. The rule (docs/ledger.md, "What the freeze covers"):
+
+- `checker_scope[:NAME]`: the files each checker of the plan names (`scope_files`).
+- `contracts`: every contract file of every target.
+- `target_source`: every code or data file (`DATA_SUFFIXES`) of the top-level package that
+  holds a target's tools, outside its contracts folder, and the adapter's own file. For
+  AgentDojo that is the whole `agentdojo` package: the tools, and what the grader arm
+  replays (task definitions, ground truths, utility functions, environment YAML).
+- `harness`: every module of the installed `harness` package that runs while a pair is
+  scored or a contract is read (loading and compiling contracts and predicates, drawing
+  and applying mutants, adapters and graders, the runner, executors and ledger, the freeze
+  itself), that is, all of it but `PRESENTATION` (what only reads a finished ledger or
+  talks to the user) and the files already in a checker scope.
+
+Left out, because no row depends on them: documentation, the tests, the analysis and
+rendering of finished ledgers, caches (`__pycache__`).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from types import ModuleType
+
+DATA_SUFFIXES = frozenset({".py", ".pyi", ".yaml", ".yml", ".json", ".jsonl", ".csv", ".toml"})
+# harness modules that never run while a pair is scored: they read finished ledgers, print,
+# or write new files for a person to edit
+PRESENTATION = (
+    "harness/__main__.py",
+    "harness/analysis/",
+    "harness/cli.py",
+    "harness/execution/progress.py",
+    "harness/execution/publish.py",
+    "harness/scaffold.py",
+)
+
+
+def _package_folder(module: ModuleType) -> Path:
+    if getattr(module, "__file__", None):
+        return Path(module.__file__ or ".").resolve().parent
+    return Path(next(iter(module.__path__))).resolve()  # a namespace package
+
+
+def tool_files(module_name: str, skip: Iterable[Path] = ()) -> list[Path]:
+    """The `target_source` files of a tool module: its top-level package's code and data
+    (without the folders `skip`), or the module alone when it is not in a package."""
+    import importlib
+
+    top = module_name.split(".", 1)[0]
+    module = sys.modules.get(top) or importlib.import_module(top)
+    if not hasattr(module, "__path__"):  # a top-level module: never its whole site-packages
+        return [Path(module.__file__ or ".").resolve()]
+    return package_files(_package_folder(module), skip)
+
+
+def package_files(folder: Path, skip: Iterable[Path] = ()) -> list[Path]:
+    """Code and data files under `folder`, sorted, without caches or the folders `skip`."""
+    skipped = [s.resolve() for s in skip]
+    return sorted(
+        p
+        for p in folder.rglob("*")
+        if p.is_file()
+        and p.suffix in DATA_SUFFIXES
+        and "__pycache__" not in p.parts
+        and not any(p.resolve().is_relative_to(s) for s in skipped)
+    )
+
+
+def harness_files(checker_scopes: Iterable[Path]) -> dict[str, Path]:
+    """The `harness` group: key (`harness/...`, relative to the package's parent) -> file."""
+    import harness
+
+    folder = _package_folder(harness)
+    in_scope = {p.resolve() for p in checker_scopes}
+    out: dict[str, Path] = {}
+    for path in package_files(folder):
+        if path.suffix != ".py" or path.resolve() in in_scope:
+            continue  # contracts (.yaml) are hashed in their own group
+        key = path.resolve().relative_to(folder.parent).as_posix()
+        if not key.startswith(PRESENTATION):
+            out[key] = path
+    return out

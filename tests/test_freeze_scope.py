@@ -1,0 +1,108 @@
+"""What the freeze covers (harness.execution.scope, docs/ledger.md): tampering with one file
+of each kind, always in a copy on PYTHONPATH, never in the installed packages."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from test_runner import project
+
+import harness
+
+INPUTS = textwrap.dedent(
+    """
+    import json, sys
+    from harness.execution.freeze import installed_inputs
+    from harness.execution.plan import ArmSpec, Plan
+
+    arm = ArmSpec(name="a", kind="closed_world", target=sys.argv[1], operators=["M-PHANTOM"],
+                  draw_per_operator=1)
+    plan = Plan(name="p", description="scope", seed=0, arms=[arm])
+    hashes, _ = installed_inputs(plan)
+    print(json.dumps(hashes))
+    """
+)
+
+
+def run(*args: str, cwd: Path, site: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=cwd,  # never the checkout: `python -m` puts the cwd first on sys.path
+        env={**os.environ, "PYTHONPATH": str(site)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def hashes_with(site: Path, target: str, cwd: Path) -> dict[str, dict[str, str]]:
+    done = run("-c", INPUTS, target, cwd=cwd, site=site)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def changed(before: dict, after: dict) -> set[tuple[str, str]]:
+    return {
+        (group, key)
+        for group in before.keys() | after.keys()
+        for key in before.get(group, {}).keys() | after.get(group, {}).keys()
+        if before.get(group, {}).get(key) != after.get(group, {}).get(key)
+    }
+
+
+def append(path: Path, text: str) -> None:
+    path.write_text(path.read_text(encoding="utf-8") + text, encoding="utf-8")
+
+
+def test_the_harness_code_that_reads_contracts_and_scores_pairs_is_frozen(tmp_path):
+    site = tmp_path / "site"
+    package = Path(harness.__file__).parent
+    shutil.copytree(package, site / "harness", ignore=shutil.ignore_patterns("__pycache__"))
+    root = project(tmp_path, per_operator=1)
+    for command in ("draw", "freeze"):
+        done = run("-m", "harness", command, "plans/small.yaml", cwd=root, site=site)
+        assert done.returncode == 0, done.stderr
+    append(site / "harness" / "contracts" / "loader.py", "# how contracts are read\n")
+    append(site / "harness" / "execution" / "runner.py", "# how a pair is scored\n")
+    append(site / "harness" / "analysis" / "tables.py", "# presentation only\n")
+    refused = run("-m", "harness", "run", "plans/small.yaml", cwd=root, site=site)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    said = " ".join(refused.stderr.split())
+    assert "harness/contracts/loader.py: harness: changed since freeze" in said
+    assert "harness/execution/runner.py: harness: changed since freeze" in said
+    assert "tables.py" not in said  # rendering a finished ledger changes no row
+    assert not (root / "results").exists()
+
+
+def test_the_benchmark_files_the_grader_arm_reads_are_frozen(tmp_path):
+    pytest.importorskip("agentdojo")
+    import agentdojo
+
+    installed = Path(agentdojo.__file__).parent
+    tasks = Path("default_suites/v1/banking/user_tasks.py")
+    environment = Path("data/suites/banking/environment.yaml")
+    untouched = {
+        p: hashlib.sha256((installed / p).read_bytes()).hexdigest() for p in (tasks, environment)
+    }
+    site = tmp_path / "site"
+    shutil.copytree(installed, site / "agentdojo", ignore=shutil.ignore_patterns("__pycache__"))
+    before = hashes_with(site, "agentdojo-banking", tmp_path)
+    append(site / "agentdojo" / tasks, "# a ground truth edited\n")
+    append(site / "agentdojo" / environment, "# environment data edited\n")
+    after = hashes_with(site, "agentdojo-banking", tmp_path)
+    assert changed(before, after) == {
+        ("target_source", f"agentdojo-banking:agentdojo/{tasks.as_posix()}"),
+        ("target_source", f"agentdojo-banking:agentdojo/{environment.as_posix()}"),
+    }
+    # the installed package is byte-identical: only the copy was touched
+    assert untouched == {
+        p: hashlib.sha256((installed / p).read_bytes()).hexdigest() for p in (tasks, environment)
+    }

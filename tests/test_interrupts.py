@@ -1,0 +1,144 @@
+"""A run stopped from outside: its parent killed (no process of the run may be left), a
+parent that cannot act (the children's own backstop), Ctrl-C and SIGTERM (one line, the
+ledger count and the command that resumes)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import test_runner
+from test_runner import FAULTS, fault_corpus, harness, ledger, project
+
+from harness.execution.isolation import backstop_seconds
+
+SPIN = FAULTS["transfer"]  # `while True: pass`: the mutant spins until something kills it
+QUICK = FAULTS["get_balance"]  # a compile error: scored at once
+
+
+def session_members(sid: int) -> list[int]:
+    """The pids of live processes in session `sid` (zombies count as gone)."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if int(fields[3]) == sid and fields[0] != "Z":
+            members.append(int(entry.name))
+    return members
+
+
+def wait_until(condition, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+def start_run(root: Path, *extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "harness", "run", "plans/small.yaml", "--workers", "1", *extra],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own session: every process of the run is findable
+    )
+
+
+def frozen_faults(tmp_path: Path, monkeypatch, faults: dict, timeout: float) -> Path:
+    monkeypatch.setattr(test_runner, "FAULTS", faults)
+    root = project(tmp_path, timeout=timeout)
+    fault_corpus(root)
+    done = harness("freeze", "plans/small.yaml", cwd=root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return root
+
+
+def spinning(run: subprocess.Popen[str]) -> bool:
+    """A pair child of the run is alive (set-up is done, the mutant spins)."""
+    return len(session_members(run.pid)) >= 2
+
+
+@pytest.fixture
+def cleanup():
+    sessions: list[int] = []
+    yield sessions
+    for sid in sessions:  # whatever a failed test left behind
+        for pid in session_members(sid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_killing_the_parent_leaves_no_process_of_the_run(tmp_path, monkeypatch, cleanup):
+    timeout = 2.0
+    root = frozen_faults(tmp_path, monkeypatch, {"transfer": SPIN}, timeout)
+    run = start_run(root)
+    cleanup.append(run.pid)
+    assert wait_until(lambda: spinning(run), 60), run.stderr.read() if run.poll() else ""
+    os.kill(run.pid, signal.SIGKILL)  # the parent only, as the OOM killer or `kill -9` does
+    run.wait()
+    # within the pair's timeout: the parent-death signal, not the (later) backstop
+    assert wait_until(lambda: not session_members(run.pid), timeout), session_members(run.pid)
+
+
+def test_a_child_ends_itself_when_its_parent_cannot(tmp_path, monkeypatch, cleanup):
+    timeout = 1.0
+    root = frozen_faults(tmp_path, monkeypatch, {"transfer": SPIN}, timeout)
+    run = start_run(root)
+    cleanup.append(run.pid)
+    assert wait_until(lambda: spinning(run), 60)
+    os.kill(run.pid, signal.SIGSTOP)  # alive, so no parent-death signal, but cannot kill
+    try:
+        assert wait_until(
+            lambda: session_members(run.pid) == [run.pid], backstop_seconds(timeout) + 2
+        )
+    finally:
+        os.kill(run.pid, signal.SIGCONT)
+    out, err = run.communicate(timeout=60)
+    assert run.returncode == 0, out + err
+    (row,) = ledger(root)
+    assert row.status.value == "timeout", (
+        row.error
+    )  # the row a parent's own kill would have written
+    assert row.error == f"killed after {timeout:g} s"
+
+
+@pytest.mark.parametrize(
+    ("sending", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["ctrl-c", "sigterm"]
+)
+def test_ctrl_c_and_sigterm_stop_with_one_line(tmp_path, monkeypatch, cleanup, sending, code):
+    root = frozen_faults(tmp_path, monkeypatch, {"get_balance": QUICK, "transfer": SPIN}, 4)
+    run = start_run(root)
+    cleanup.append(run.pid)
+    assert wait_until(lambda: spinning(run) and len(ledger(root)) == 1, 60)
+    if sending == signal.SIGINT:
+        os.killpg(run.pid, signal.SIGINT)  # a terminal's Ctrl-C reaches the whole group
+    else:
+        os.kill(run.pid, signal.SIGTERM)
+    out, err = run.communicate(timeout=30)
+    assert run.returncode == code, out + err
+    assert "Traceback" not in err
+    (run_dir,) = (root / "results" / "small").iterdir()
+    last = err.strip().splitlines()[-1]
+    said = " ".join(err.split())
+    assert last.startswith("interrupted: 1 of 2 pairs are in the ledger"), err
+    assert str(run_dir) in said.replace(" ", "") or run_dir.name in said
+    assert "resume with `harness run plans/small.yaml`" in said
+    assert wait_until(lambda: not session_members(run.pid), 5)  # the spinning child too
+    (row,) = ledger(root)
+    assert row.status.value == "compile_error"  # the interrupted pair left no row
+    resumed = harness("run", "plans/small.yaml", cwd=root, timeout=120)
+    assert "1 pairs scored now, 1 already in the ledger" in " ".join(resumed.stdout.split())
