@@ -49,7 +49,7 @@ def _write_json(destination: str, payload: str) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from harness.checkers import resolve_checker
+    from harness.checker_registry import resolve_checker
     from harness.targets.registry import load_target
 
     target = load_target(args.target)
@@ -134,7 +134,7 @@ def cmd_scan_score(args: argparse.Namespace) -> int:
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
-    from harness.checker.scanner import scan_target
+    from harness.scanner import scan_target
     from harness.targets.registry import load_target
 
     if args.score:

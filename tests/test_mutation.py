@@ -29,7 +29,7 @@ from harness.checker import ReferenceChecker, compile_target
 from harness.checker.verdicts import DefectClass, ToolReport
 from harness.mutation.apply import MutantCompileError, StaleMutant, applied, apply_in_memory
 from harness.mutation.closed_world import CLOSED_WORLD_OPERATORS, context_writes, render
-from harness.mutation.controls import CONTROL_OPERATORS
+from harness.mutation.control_operators import CONTROL_OPERATORS
 from harness.mutation.enumerate import enumerate_pairs
 from harness.mutation.model import Arm, Operator, Pair, SiteContext, sha256_text
 from harness.mutation.registry import OPERATORS, get_operator, register

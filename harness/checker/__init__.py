@@ -23,6 +23,11 @@ from harness.targets.registry import Target
 
 REFERENCE_VERSION = "1.1.0"  # 1.1: observation clauses (validity, integrity)
 
+# Modules outside this folder whose content decides the reference checker's verdicts.
+_SHARED_SCOPE = ("contracts/predicate.py", "targets/equality.py", "defects.py")
+# Re-export modules kept at an old import path: not the checker, so not in its scope.
+_OLD_PATHS = frozenset({"scanner.py"})
+
 
 @runtime_checkable
 class Checker(Protocol):
@@ -115,8 +120,8 @@ class ReferenceChecker:
 
     def scope_files(self) -> list[Path]:
         here = Path(__file__).parent
-        shared = here.parent / "contracts" / "predicate.py", here.parent / "targets" / "equality.py"
-        return sorted([*here.glob("*.py"), *shared])
+        own = [p for p in here.glob("*.py") if p.name not in _OLD_PATHS]
+        return sorted([*own, *(here.parent / f for f in _SHARED_SCOPE)])
 
 
 __all__ = ["CheckReport", "Checker", "ReferenceChecker", "ToolReport", "compile_target"]

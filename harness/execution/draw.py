@@ -27,13 +27,13 @@ from pydantic import BaseModel, ConfigDict
 
 from harness.checker.verdicts import Verdict
 from harness.errors import Problem, UserError
-from harness.execution.controls import (
+from harness.execution.liveness import build_corpus
+from harness.execution.negative_controls import (
     NEGATIVE_CONTROLS_ARM,
     ContractPatch,
     control_mutant,
     load_control,
 )
-from harness.execution.liveness import build_corpus
 from harness.execution.plan import ArmSpec, Plan
 from harness.mutation.model import Mutant
 from harness.mutation.screen import SCREENS, Screener, ScreenStatus

@@ -33,7 +33,6 @@ from typing import Any, Protocol
 
 from harness.checker.verdicts import ToolReport, Verdict
 from harness.errors import Problem, UserError
-from harness.execution.controls import patched_contract
 from harness.execution.draw import Corpus, DrawnPair, check_plan, load_corpus
 from harness.execution.freeze import (
     Verification,
@@ -56,6 +55,7 @@ from harness.execution.ledger import (
 )
 from harness.execution.liveness import Observation, differences, observe
 from harness.execution.miss_cause import call_changes, clause_patterns, miss_cause
+from harness.execution.negative_controls import patched_contract
 from harness.execution.plan import Plan, project_root
 from harness.targets.adapter import GraderAdapter
 from harness.targets.registry import Target, load_target

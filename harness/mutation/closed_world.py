@@ -22,7 +22,7 @@ import copy
 import difflib
 from typing import Any, ClassVar
 
-from harness.checker.verdicts import DefectClass
+from harness.defects import DefectClass
 from harness.mutation.checks import (
     Check,
     integrity_checks,

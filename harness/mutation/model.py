@@ -15,7 +15,7 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.checker.verdicts import DefectClass
+from harness.defects import DefectClass
 
 
 class Arm(StrEnum):

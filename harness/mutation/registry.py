@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 
 from harness.mutation.closed_world import CLOSED_WORLD_OPERATORS
-from harness.mutation.controls import CONTROL_OPERATORS
+from harness.mutation.control_operators import CONTROL_OPERATORS
 from harness.mutation.model import Operator
 
 OPERATORS: dict[str, Operator] = {}
