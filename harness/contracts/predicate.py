@@ -61,6 +61,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from harness.errors import HarnessError
 from harness.targets.equality import JSON, STRICT, EqualityPolicy, canonical_equal
 
 __all__ = [
@@ -177,11 +178,11 @@ _FUNCTION_LIST = ", ".join(BUILTINS)
 # Errors
 
 
-class PredicateError(ValueError):
+class PredicateError(HarnessError, ValueError):
     """The text is not in the predicate language (raised by `compile_predicate`)."""
 
 
-class PredicateRuntimeError(Exception):
+class PredicateRuntimeError(HarnessError):
     """Evaluation failed; `reason` is the code the checker reports."""
 
     reason: ClassVar[str] = "predicate_type_error"

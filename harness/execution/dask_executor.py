@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import IO, Any
 
-from harness.errors import Problem, UserError
+from harness.errors import HarnessError, Problem, UserError
 from harness.execution.draw import DrawnPair
 from harness.execution.freeze import installed_inputs, installed_part
 from harness.execution.ledger import PairStatus
@@ -85,7 +85,7 @@ class HashMismatch:
         return f"{self.key} is {short(self.found)} here, {short(self.expected)} in the freeze"
 
 
-class FreezeMismatch(Exception):
+class FreezeMismatch(HarnessError):
     """A worker whose installed inputs hash differently from the client's refused a batch."""
 
     def __init__(self, worker: str, freeze_id: str, mismatches: list[HashMismatch]):
@@ -108,11 +108,11 @@ class FreezeMismatch(Exception):
         ]
 
 
-class HostLost(Exception):
+class HostLost(HarnessError):
     """The batch host ended mid-batch (killed, or out of memory)."""
 
 
-class HostStartFailed(Exception):
+class HostStartFailed(HarnessError):
     """A worker could not start its batch host: its installation is broken, not a pair."""
 
     def __init__(self, worker: str, reason: str):

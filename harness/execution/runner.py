@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from harness.checker.verdicts import ToolReport, Verdict
-from harness.errors import Problem, UserError
+from harness.errors import HarnessError, Problem, UserError
 from harness.execution.draw import Corpus, DrawnPair, check_plan, load_corpus
 from harness.execution.freeze import (
     Verification,
@@ -261,7 +261,7 @@ def grader_fields(ctx: RunContext, target: Target, tool: str) -> dict[str, Any]:
 # --- the parent ---------------------------------------------------------------------------------
 
 
-class RunInterrupted(Exception):
+class RunInterrupted(HarnessError):
     """Ctrl-C or SIGTERM stopped the run; `in_ledger` pairs of `total` are recorded."""
 
     def __init__(self, folder: Path, in_ledger: int, total: int, signum: int):

@@ -11,9 +11,22 @@ from __future__ import annotations
 
 import importlib
 
+from harness.errors import HarnessError
 from harness.mutation.closed_world import CLOSED_WORLD_OPERATORS
 from harness.mutation.control_operators import CONTROL_OPERATORS
 from harness.mutation.model import Operator
+
+
+class UnknownOperator(HarnessError, KeyError):
+    """No operator is registered under the name (a KeyError, as the dict lookup was)."""
+
+    def __str__(self) -> str:  # a KeyError prints its message quoted
+        return str(self.args[0]) if self.args else ""
+
+
+class OperatorRegistrationError(HarnessError, TypeError, ValueError):
+    """`register` got something that is not an operator, or a name another operator holds."""
+
 
 OPERATORS: dict[str, Operator] = {}
 
@@ -26,13 +39,13 @@ def register(operator: Operator) -> Operator:
     """Add `operator` under its name. Registering the same object again is a no-op; another
     object under a taken name is an error (names are ids in every mutant and ledger row)."""
     if not isinstance(operator, Operator):
-        raise TypeError(
+        raise OperatorRegistrationError(
             f"{operator!r} is not an operator: it needs name, arm, defect_class, "
             "occurrences(source, context) and mutate(source, context, occurrence)"
         )
     existing = OPERATORS.get(operator.name)
     if existing is not None and existing is not operator:
-        raise ValueError(
+        raise OperatorRegistrationError(
             f"operator name {operator.name!r} is taken by {existing!r}; pick another name"
         )
     OPERATORS[operator.name] = operator
@@ -62,7 +75,7 @@ def get_operator(name: str) -> Operator:
     try:
         return OPERATORS[name]
     except KeyError:
-        raise KeyError(
+        raise UnknownOperator(
             f"unknown operator {name!r}; known operators: {', '.join(sorted(OPERATORS))}"
         ) from None
 

@@ -82,7 +82,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from harness.defects import DefectClass
-from harness.errors import Problem, UserError
+from harness.errors import HarnessError, Problem, UserError
 from harness.targets.registry import Target
 
 __all__ = ["ScanCheck", "ScanError", "ScanFlag", "scan_files", "scan_source", "scan_target"]
@@ -111,7 +111,7 @@ class ScanFlag(BaseModel):
     message: str
 
 
-class ScanError(ValueError):
+class ScanError(HarnessError, ValueError):
     """The scanned source cannot be parsed or read."""
 
 
