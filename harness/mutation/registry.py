@@ -1,10 +1,12 @@
-"""Operators by name: the closed-world operators, the controls, and whatever registers
-through `register`.
+"""Operators by name: every family registered through one explicit mechanism, `register`.
 
-Hook for other operator families: call `register(op)` for each operator, or list the
-module and its registration function in `PLUGINS` (the open-world bridge,
-`harness.mutation.open_world.register_open_world(register)`); `load_plugins` (called by
-`get_operator` on its first call) imports them once, so importing this module stays cheap.
+Families: the closed-world operators (`M-`, `harness.mutation.closed_world`) and the
+control operators (`C-`, `harness.mutation.control_operators`) are registered when this
+module is imported; the families in `FAMILIES` (module -> its function that takes
+`register`: the Cosmic Ray and mutmut bridges, `CR-`/`MM-`) are imported and registered by
+`load_families`, once, so importing this module stays cheap. `all_operators()` and
+`get_operator()` call it first: they are the two ways to read the registry, and both see
+every family. Another family calls `register(op)` itself or adds its module to `FAMILIES`.
 """
 
 from __future__ import annotations
@@ -31,8 +33,9 @@ class OperatorRegistrationError(HarnessError, TypeError, ValueError):
 OPERATORS: dict[str, Operator] = {}
 
 # module -> its function that takes `register` and registers the module's operators.
-PLUGINS: dict[str, str] = {"harness.mutation.open_world": "register_open_world"}
-_plugins_loaded = False
+FAMILIES: dict[str, str] = {"harness.mutation.open_world": "register_open_world"}
+PLUGINS = FAMILIES  # the old name of the same dict
+_families_loaded = False
 
 
 def register(operator: Operator) -> Operator:
@@ -52,13 +55,14 @@ def register(operator: Operator) -> Operator:
     return operator
 
 
-def load_plugins() -> None:
-    """Import each plugin module once and let it register its operators."""
-    global _plugins_loaded
-    if _plugins_loaded:
+def load_families() -> None:
+    """Import each module of `FAMILIES` once and let it register its operators; a family
+    whose module is not installed is left out (its operators are then unknown names)."""
+    global _families_loaded
+    if _families_loaded:
         return
-    _plugins_loaded = True
-    for module_name, hook in PLUGINS.items():
+    _families_loaded = True
+    for module_name, hook in FAMILIES.items():
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
@@ -68,10 +72,18 @@ def load_plugins() -> None:
         getattr(module, hook)(register)
 
 
+load_plugins = load_families  # the old name
+
+
+def all_operators() -> dict[str, Operator]:
+    """Every registered operator of every family, by name, in registration order."""
+    load_families()
+    return dict(OPERATORS)
+
+
 def get_operator(name: str) -> Operator:
-    """The operator registered as `name` (plugins are loaded on the first call, so after it
-    `OPERATORS` holds every family)."""
-    load_plugins()
+    """The operator registered as `name`, every family loaded."""
+    load_families()
     try:
         return OPERATORS[name]
     except KeyError:
