@@ -49,7 +49,7 @@ from typing import IO, Any
 from harness.errors import HarnessError, Problem, UserError
 from harness.execution.draw import DrawnPair
 from harness.execution.freeze import installed_inputs, installed_part
-from harness.execution.ledger import PairStatus
+from harness.execution.ledger import PairScore, PairStatus
 from harness.execution.plan import Plan
 from harness.execution.runner import PairOutcome, RunJob, write_baseline
 
@@ -342,5 +342,5 @@ class DaskExecutor:
 def _crashes(batch: list[DrawnPair], tries: int, exc: Exception) -> list[PairOutcome]:
     started = datetime.now(UTC).isoformat(timespec="seconds")
     error = f"failed {tries} times on the cluster: {type(exc).__name__}: {exc}"
-    fields = {"status": PairStatus.CRASH, "error": error}
-    return [PairOutcome(p.pair_id, dict(fields), started, 0.0) for p in batch]
+    score = PairScore(status=PairStatus.CRASH, error=error)  # frozen: one object serves all
+    return [PairOutcome(p.pair_id, score, started, 0.0) for p in batch]

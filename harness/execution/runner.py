@@ -49,6 +49,7 @@ from harness.execution.ledger import (
     LedgerWriter,
     MissCause,
     NewViolation,
+    PairScore,
     PairStatus,
     Timing,
     read_rows,
@@ -98,7 +99,7 @@ class PairOutcome:
     """One scored pair as it crosses from a worker to the ledger writer."""
 
     pair_id: str
-    fields: dict[str, Any]  # LedgerRow fields from status on; see score_pair
+    score: PairScore  # what scoring decided; see score_pair
     started_at: str
     seconds: float
 
@@ -181,8 +182,8 @@ def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None
 # --- scoring one pair (runs in the child) -----------------------------------------------------
 
 
-def score_pair(ctx: RunContext, pair: DrawnPair) -> dict[str, Any]:
-    """The row fields for one pair. Raises only BaseExceptions the mutant caused."""
+def score_pair(ctx: RunContext, pair: DrawnPair) -> PairScore:
+    """What the pair scores. Raises only BaseExceptions the mutant caused."""
     from harness.mutation.apply import MutantCompileError, StaleMutant, apply_in_memory
 
     mutant = pair.mutant
@@ -190,9 +191,9 @@ def score_pair(ctx: RunContext, pair: DrawnPair) -> dict[str, Any]:
     try:
         apply_in_memory(target.adapter, mutant)
     except MutantCompileError as exc:
-        return {"status": PairStatus.COMPILE_ERROR, "error": str(exc)}
+        return PairScore(status=PairStatus.COMPILE_ERROR, error=str(exc))
     except StaleMutant as exc:
-        return {"status": PairStatus.INFRA_ERROR, "error": f"stale mutant: {exc}"}
+        return PairScore(status=PairStatus.INFRA_ERROR, error=f"stale mutant: {exc}")
     key = (mutant.target, pair.tool)
     if pair.contract_patch is not None:  # a negative control's look-alike input
         contract = target.contracts[pair.tool]
@@ -200,53 +201,54 @@ def score_pair(ctx: RunContext, pair: DrawnPair) -> dict[str, Any]:
     corpus = ctx.corpus.liveness.get(mutant.target, {}).get(pair.tool, [])
     mutant_observations = observe(target.adapter, pair.tool, corpus)
     found = differences(ctx.observations[key], mutant_observations)
-    fields: dict[str, Any] = {"live": bool(found), **grader_fields(ctx, target, pair.tool)}
+    caught, tasks = grader_verdict(ctx, target, pair.tool)
+    seen = {"live": bool(found), "grader_caught": caught, "grader_tasks": tasks}
     try:
         report = ctx.checker.check(target, [pair.tool]).tool(pair.tool)
     except Exception as exc:  # the checker under test failed on this mutant
-        return {
-            **fields,
-            "status": PairStatus.MISSED,
-            "miss_cause": MissCause.CHECKER_CRASH,
-            "error": f"{type(exc).__name__}: {exc}",
-        }
+        return PairScore(
+            **seen,
+            status=PairStatus.MISSED,
+            miss_cause=MissCause.CHECKER_CRASH,
+            error=f"{type(exc).__name__}: {exc}",
+        )
     baseline = {c.clause_id for c in ctx.baselines[key].violations()}
     new = [c for c in report.violations() if c.clause_id not in baseline]
-    fields["tool_verdict"] = report.verdict
     if new:
         classes = {c.defect_class for c in new}
-        return {
-            **fields,
-            "status": PairStatus.DETECTED,
-            "new_violations": [
+        return PairScore(
+            **seen,
+            status=PairStatus.DETECTED,
+            tool_verdict=report.verdict,
+            new_violations=[
                 NewViolation(clause_id=c.clause_id, defect_class=c.defect_class) for c in new
             ],
-            "class_matched": None
-            if mutant.defect_class is None
-            else mutant.defect_class in classes,
-            "witness": new[0].witness,
-        }
+            class_matched=None if mutant.defect_class is None else mutant.defect_class in classes,
+            witness=new[0].witness,
+        )
     if report.verdict is Verdict.UNTESTABLE:
-        return {**fields, "status": PairStatus.UNTESTABLE}
+        return PairScore(**seen, status=PairStatus.UNTESTABLE, tool_verdict=report.verdict)
     changes = call_changes(ctx.observations[key], mutant_observations, corpus)
     cause = miss_cause(changes, clause_patterns(target.contracts[pair.tool]))
-    return {
-        **fields,
-        "status": PairStatus.MISSED,
-        "miss_cause": cause,
-        "class_matched": None if mutant.defect_class is None else False,
-    }
+    return PairScore(
+        **seen,
+        status=PairStatus.MISSED,
+        tool_verdict=report.verdict,
+        miss_cause=cause,
+        class_matched=None if mutant.defect_class is None else False,
+    )
 
 
-def grader_fields(ctx: RunContext, target: Target, tool: str) -> dict[str, Any]:
-    """Replay the target's own grader on every task that calls `tool` (mutant applied) and
-    name the tasks whose utility verdict differs from the original's."""
+def grader_verdict(ctx: RunContext, target: Target, tool: str) -> tuple[bool | None, list[str]]:
+    """(grader_caught, grader_tasks): replay the target's own grader on every task that
+    calls `tool` (mutant applied) and name the tasks whose utility verdict differs from the
+    original's; (None, []) for a target without a grader."""
     adapter = target.adapter
     if not isinstance(adapter, GraderAdapter):
-        return {}
+        return None, []
     tasks = adapter.grader_tasks(tool)
     if not tasks:
-        return {"grader_caught": False}
+        return False, []
     changed = []
     for task in tasks:
         try:
@@ -255,7 +257,7 @@ def grader_fields(ctx: RunContext, target: Target, tool: str) -> dict[str, Any]:
             verdict = False
         if verdict != ctx.grades[(target.name, task)]:
             changed.append(task)
-    return {"grader_caught": bool(changed), "grader_tasks": changed}
+    return bool(changed), changed
 
 
 # --- the parent ---------------------------------------------------------------------------------
@@ -337,7 +339,7 @@ def _first_freeze_record(folder: Path, found: FreezeCommit) -> dict[str, Any] | 
 
 
 def _row(job: RunJob, pair: DrawnPair, outcome: PairOutcome) -> LedgerRow:
-    mutant = pair.mutant
+    mutant, score = pair.mutant, outcome.score
     return LedgerRow(
         pair_id=pair.pair_id,
         mutant_id=mutant.id,
@@ -351,7 +353,16 @@ def _row(job: RunJob, pair: DrawnPair, outcome: PairOutcome) -> LedgerRow:
         post_hoc=job.post_hoc,
         predicted=pair.predicted,
         timing=Timing(seconds=round(outcome.seconds, 4), started_at=outcome.started_at),
-        **outcome.fields,
+        status=score.status,
+        class_matched=score.class_matched,
+        new_violations=score.new_violations,
+        tool_verdict=score.tool_verdict,
+        live=score.live,
+        miss_cause=score.miss_cause,
+        witness=score.witness,
+        grader_caught=score.grader_caught,
+        grader_tasks=score.grader_tasks,
+        error=score.error,
     )
 
 
@@ -470,7 +481,7 @@ def execute(
                         ledger.append(_row(job, by_id[outcome.pair_id], outcome))
                     scored += 1
                     if progress is not None:
-                        progress.advance(outcome.fields["status"])
+                        progress.advance(outcome.score.status)
 
                 executor.run(job, todo, record)
             rows = list(read_rows(folder / "ledger.jsonl"))
