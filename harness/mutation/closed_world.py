@@ -31,7 +31,7 @@ from harness.mutation.checks import (
     shifted,
     validity_checks,
 )
-from harness.mutation.model import Arm, SiteContext
+from harness.mutation.model import Arm, OperatorExample, SiteContext, example
 from harness.mutation.sites import (
     FunctionNode,
     Guard,
@@ -283,6 +283,7 @@ class AstOperator:
     name: ClassVar[str]
     arm: ClassVar[Arm]
     defect_class: ClassVar[DefectClass | None]
+    examples: ClassVar[tuple[OperatorExample, ...]]
     per_candidate: ClassVar[int] = 1
 
     def candidates(self, fn: FunctionNode, context: SiteContext) -> list[Any]:
@@ -385,6 +386,25 @@ class PhantomEffect(AstOperator):
     name = "M-PHANTOM"
     arm = Arm.CLOSED_WORLD
     defect_class = DefectClass.PHANTOM_EFFECT
+    examples = (
+        example(
+            """\
+def withdraw(bank, account, amount):
+    if amount > bank.balances[account]:
+        raise ValueError("insufficient funds")
+    bank.balances[account] -= amount
+    return "ok"
+""",
+            """\
+def withdraw(bank, account, amount):
+    if amount > bank.balances[account]:
+        raise ValueError("insufficient funds")
+    pass
+    return "ok"
+""",
+            injected=["bank"],
+        ),
+    )
 
     def candidates(self, fn: FunctionNode, context: SiteContext) -> list[Any]:
         writes = context_writes(fn, context)
@@ -453,6 +473,24 @@ class UnenforcedPrecondition(AstOperator):
     name = "M-PRECOND"
     arm = Arm.CLOSED_WORLD
     defect_class = DefectClass.UNENFORCED_PRECONDITION
+    examples = (
+        example(
+            """\
+def withdraw(bank, account, amount):
+    if amount > bank.balances[account]:
+        raise ValueError("insufficient funds")
+    bank.balances[account] -= amount
+    return "ok"
+""",
+            """\
+def withdraw(bank, account, amount):
+    pass
+    bank.balances[account] -= amount
+    return "ok"
+""",
+            injected=["bank"],
+        ),
+    )
     per_candidate = 2
 
     def candidates(self, fn: FunctionNode, context: SiteContext) -> list[Any]:
@@ -536,6 +574,27 @@ class IgnoredArgument(AstOperator):
     name = "M-IGNARG"
     arm = Arm.CLOSED_WORLD
     defect_class = DefectClass.IGNORED_ARGUMENT
+    examples = (
+        example(
+            """\
+def withdraw(bank, account, amount):
+    if amount > bank.balances[account]:
+        raise ValueError("insufficient funds")
+    bank.balances[account] -= amount
+    return "ok"
+""",
+            """\
+def withdraw(bank, account, amount):
+    if amount > bank.balances[account]:
+        raise ValueError("insufficient funds")
+    account = None
+    bank.balances[account] -= amount
+    return "ok"
+""",
+            injected=["bank"],
+            effective_arguments=["account", "amount"],
+        ),
+    )
 
     def candidates(self, fn: FunctionNode, context: SiteContext) -> list[Any]:
         found = []
@@ -576,6 +635,23 @@ class PartialEffect(AstOperator):
     name = "M-PARTIAL"
     arm = Arm.CLOSED_WORLD
     defect_class = DefectClass.PARTIAL_EFFECT
+    examples = (
+        example(
+            """\
+def transfer(bank, src, dst, amount):
+    bank.balances[src] -= amount
+    bank.balances[dst] += amount
+    return "done"
+""",
+            """\
+def transfer(bank, src, dst, amount):
+    pass
+    bank.balances[dst] += amount
+    return "done"
+""",
+            injected=["bank"],
+        ),
+    )
 
     def candidates(self, fn: FunctionNode, context: SiteContext) -> list[Any]:
         writes = context_writes(fn, context)
@@ -594,6 +670,24 @@ class InvariantBreak(AstOperator):
     name = "M-INVAR"
     arm = Arm.CLOSED_WORLD
     defect_class = DefectClass.INVARIANT_BREAK
+    examples = (
+        example(
+            """\
+def transfer(bank, src, dst, amount):
+    bank.balances[src] -= amount
+    bank.balances[dst] += amount
+    return "done"
+""",
+            """\
+def transfer(bank, src, dst, amount):
+    bank.balances[src] = bank.balances[src]
+    bank.balances[dst] += amount
+    return "done"
+""",
+            injected=["bank"],
+            invariant_fields=["balances"],
+        ),
+    )
 
     def candidates(self, fn: FunctionNode, context: SiteContext) -> list[Any]:
         return [
@@ -624,6 +718,20 @@ class ResetLeak(AstOperator):
     name = "M-RESET"
     arm = Arm.CLOSED_WORLD
     defect_class = DefectClass.RESET_LEAK
+    examples = (
+        example(
+            """\
+def reset(self):
+    self.balances.clear()
+""",
+            """\
+def reset(self):
+    pass
+""",
+            is_tool_function=False,
+            is_reset=True,
+        ),
+    )
 
     def candidates(self, fn: FunctionNode, context: SiteContext) -> list[Any]:
         if not context.is_reset:
@@ -709,6 +817,25 @@ class ValidityBreak(_CheckOperator):
     name = "M-VALIDITY"
     arm = Arm.CLOSED_WORLD
     defect_class = DefectClass.VALIDITY_BREAK
+    examples = (
+        example(
+            """\
+def redeem(store, token):
+    if store.now > token.expires_at:
+        raise ValueError("expired")
+    store.used.add(token.id)
+    return "redeemed"
+""",
+            """\
+def redeem(store, token):
+    pass
+    store.used.add(token.id)
+    return "redeemed"
+""",
+            injected=["store"],
+            clock_fields=["now"],
+        ),
+    )
 
     def checks(self, fn: FunctionNode, context: SiteContext) -> list[Check]:
         return validity_checks(fn, context.refusal_returns, context.clock_fields)
@@ -722,6 +849,24 @@ class IntegrityBreak(_CheckOperator):
     name = "M-INTEGRITY"
     arm = Arm.CLOSED_WORLD
     defect_class = DefectClass.INTEGRITY_BREAK
+    examples = (
+        example(
+            """\
+def verify(store, payload, signature):
+    if not hmac.compare_digest(sign(payload), signature):
+        raise ValueError("bad signature")
+    store.accepted.append(payload)
+    return "accepted"
+""",
+            """\
+def verify(store, payload, signature):
+    pass
+    store.accepted.append(payload)
+    return "accepted"
+""",
+            injected=["store"],
+        ),
+    )
 
     def checks(self, fn: FunctionNode, context: SiteContext) -> list[Check]:
         return integrity_checks(fn, context.refusal_returns)

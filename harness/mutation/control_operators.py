@@ -14,7 +14,7 @@ import itertools
 from typing import Any
 
 from harness.mutation.closed_world import AstOperator, body_start, replace_statement
-from harness.mutation.model import Arm, SiteContext
+from harness.mutation.model import Arm, SiteContext, example
 from harness.mutation.sites import (
     FunctionNode,
     is_guard,
@@ -87,6 +87,23 @@ class Reorder(AstOperator):
     name = "C-REORDER"
     arm = Arm.CONTROLS
     defect_class = None
+    examples = (
+        example(
+            """\
+def open_account(bank, owner):
+    bank.owner = owner
+    bank.status = "open"
+    return "opened"
+""",
+            """\
+def open_account(bank, owner):
+    bank.status = 'open'
+    bank.owner = owner
+    return "opened"
+""",
+            injected=["bank"],
+        ),
+    )
 
     def candidates(self, fn: FunctionNode, context: SiteContext) -> list[Any]:
         found = []
@@ -148,6 +165,18 @@ class Commute(AstOperator):
     name = "C-COMMUTE"
     arm = Arm.CONTROLS
     defect_class = None
+    examples = (
+        example(
+            """\
+def total(a: int, b: int) -> int:
+    return a + b
+""",
+            """\
+def total(a: int, b: int) -> int:
+    return b + a
+""",
+        ),
+    )
 
     def candidates(self, fn: FunctionNode, context: SiteContext) -> list[Any]:
         kinds = _annotation_kinds(fn)
@@ -236,6 +265,20 @@ class Rename(AstOperator):
     name = "C-RENAME"
     arm = Arm.CONTROLS
     defect_class = None
+    examples = (
+        example(
+            """\
+def total(a, b):
+    result = a + b
+    return result
+""",
+            """\
+def total(a, b):
+    result_value = a + b
+    return result_value
+""",
+        ),
+    )
 
     def candidates(self, fn: FunctionNode, context: SiteContext) -> list[Any]:
         names = [n for n in ast.walk(fn) if isinstance(n, ast.Name)]
@@ -296,6 +339,25 @@ class Reword(AstOperator):
     name = "C-REWORD"
     arm = Arm.CONTROLS
     defect_class = None
+    examples = (
+        example(
+            """\
+def withdraw(bank, account, amount):
+    if amount > bank.balances[account]:
+        raise ValueError("insufficient funds")
+    bank.balances[account] -= amount
+    return "ok"
+""",
+            """\
+def withdraw(bank, account, amount):
+    if amount > bank.balances[account]:
+        raise ValueError('Request refused: insufficient funds')
+    bank.balances[account] -= amount
+    return "ok"
+""",
+            injected=["bank"],
+        ),
+    )
 
     def candidates(self, fn: FunctionNode, context: SiteContext) -> list[Any]:
         return [s for s in own_statements(fn) if _message(s) is not None]
@@ -324,6 +386,27 @@ class Extract(AstOperator):
     name = "C-EXTRACT"
     arm = Arm.CONTROLS
     defect_class = None
+    examples = (
+        example(
+            """\
+def withdraw(bank, account, amount):
+    if amount > bank.balances[account]:
+        raise ValueError("insufficient funds")
+    bank.balances[account] -= amount
+    return "ok"
+""",
+            """\
+def withdraw(bank, account, amount):
+    def _check_guard():
+        if amount > bank.balances[account]:
+            raise ValueError('insufficient funds')
+    _check_guard()
+    bank.balances[account] -= amount
+    return "ok"
+""",
+            injected=["bank"],
+        ),
+    )
 
     def candidates(self, fn: FunctionNode, context: SiteContext) -> list[Any]:
         found = []

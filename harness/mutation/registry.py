@@ -43,7 +43,7 @@ def register(operator: Operator) -> Operator:
     object under a taken name is an error (names are ids in every mutant and ledger row)."""
     if not isinstance(operator, Operator):
         raise OperatorRegistrationError(
-            f"{operator!r} is not an operator: it needs name, arm, defect_class, "
+            f"{operator!r} is not an operator: it needs name, arm, defect_class, examples, "
             "occurrences(source, context) and mutate(source, context, occurrence)"
         )
     existing = OPERATORS.get(operator.name)
