@@ -32,7 +32,7 @@ of the checker's verdicts, so it stays in the checker's freeze scope) and listed
 
 Outside the root, on purpose: `harness.execution.isolation.Stopped` is a `KeyboardInterrupt`
 (SIGTERM raised like Ctrl-C) so that no `except Exception` swallows it, and
-`harness.mutation.closed_world._Fallback` is private control flow, never an error.
+`harness.mutation.ast_operator._Fallback` is private control flow, never an error.
 """
 
 from __future__ import annotations

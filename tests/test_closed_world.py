@@ -13,7 +13,8 @@ from mutation_support import ADAPTER, CLOSED, CONTROLS, ROOT, TARGET, TOOLS, con
 import harness.mutation.enumerate as enumerate_module
 import harness.mutation.sites as sites_module
 from harness.checker.verdicts import DefectClass
-from harness.mutation.closed_world import context_writes, render
+from harness.mutation.ast_operator import render
+from harness.mutation.closed_world import context_writes
 from harness.mutation.enumerate import enumerate_pairs
 from harness.mutation.model import Arm, Pair
 from harness.mutation.registry import get_operator

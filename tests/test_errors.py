@@ -23,7 +23,7 @@ from harness.mutation.registry import (
 # KeyboardInterrupt on purpose, and private control flow: named in errors.py's docstring
 OUTSIDE_THE_ROOT = {
     "harness.execution.isolation.Stopped",
-    "harness.mutation.closed_world._Fallback",
+    "harness.mutation.ast_operator._Fallback",
 }
 
 

@@ -1,6 +1,7 @@
 """Mutation: the functions a tool's call reaches, and the operators that change them.
 
-- `model`: sites, mutants and the `Operator` interface (with its `examples`).
+- `model`: sites, mutants and the `Operator` interface (with its `examples`);
+  `ast_operator`: the base of the stdlib-`ast` operators and the span-preserving renderer.
 - `registry`: operators by name, every family loaded one way (`all_operators`).
 - `closed_world` (`M-`, one defect class each), `control_operators` (`C-`, behaviour kept),
   `open_world` (`CR-`/`MM-`, the Cosmic Ray and mutmut bridges): the operator families.

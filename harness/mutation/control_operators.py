@@ -13,7 +13,7 @@ import ast
 import itertools
 from typing import Any
 
-from harness.mutation.closed_world import AstOperator, body_start, replace_statement
+from harness.mutation.ast_operator import AstOperator, body_start, replace_statement
 from harness.mutation.model import Arm, SiteContext, example
 from harness.mutation.sites import (
     FunctionNode,
