@@ -30,6 +30,7 @@ from harness.analysis.scoring import (
     open_world_escapes,
     per_tool,
 )
+from harness.analysis.statistics import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from harness.execution.ledger import LedgerRow
 
 Interval = tuple[float, float]
@@ -111,6 +112,13 @@ DEFF_NOTE = (
     "deff = 1 + (m-1) ICC, ICC by one-way ANOVA over clusters = tools."
 )
 
+BOOTSTRAP_NOTE = (
+    "Sensitivity: cluster bootstrap = 95% percentile interval of recall over "
+    f"{BOOTSTRAP_RESAMPLES} resamples of whole tools with replacement (scipy.stats.bootstrap, "
+    f"seed {BOOTSTRAP_SEED}); it drops the common-ICC assumption of the deff interval, "
+    "which stays the headline. — where the row has fewer than two tools."
+)
+
 
 # --- closed world -------------------------------------------------------------------------
 
@@ -170,6 +178,12 @@ def _recall_rows_table(
         Column("infra", "infra_error", Kind.INT, "Infra"),
         Column("recall", "recall", Kind.FLOAT, ""),
         Column("recall 95% CI (deff)", "recall_ci", Kind.INTERVAL, ""),
+        Column(
+            "sensitivity: recall 95% CI (cluster bootstrap)",
+            "recall_ci_bootstrap",
+            Kind.INTERVAL,
+            "Bootstrap",
+        ),
         Column("evidence bounds", "evidence", Kind.INTERVAL, "Evidence"),
         Column("class-matched recall", "class_matched_recall", Kind.FLOAT, "ClassMatched"),
         Column("class-matched 95% CI (deff)", "class_matched_ci", Kind.INTERVAL, "ClassMatched"),
@@ -191,6 +205,7 @@ def _recall_rows_table(
                     c.infra,
                     r.recall.value,
                     (r.recall.clustered.lo, r.recall.clustered.hi),
+                    r.recall.bootstrap,
                     c.evidence,
                     r.class_matched.value,
                     (r.class_matched.clustered.lo, r.class_matched.clustered.hi),
@@ -212,6 +227,7 @@ def _recall_rows_table(
             "error = timeout + crash + compile_error; recall = detected / n (any class); "
             "class-matched counts only detections of the operator's own defect class.",
             DEFF_NOTE,
+            BOOTSTRAP_NOTE,
             "Evidence bounds [P/n, (P+U)/n]: P detected, U undecided (untestable + error).",
             "Scope toy = target toy_domain, real = every other target, pooled = both.",
         ),
