@@ -6,7 +6,8 @@ run.json; writes, under the output folder:
                                 pair has a grader verdict)
   recall-forest.png             per-operator closed-world recall intervals
   macros.tex                    one \\newcommand per number (scheme: harness.analysis.macros)
-  mutation-report.json          Stryker's mutation-testing-elements schema
+  mutation-report.json          Stryker's mutation-testing-elements schema (validated;
+                                each mutant at the exact span its diff changes)
 
 Re-running on the same ledger gives byte-identical files.
 """
@@ -23,7 +24,7 @@ from pathlib import Path
 from rich.table import Table as RichTable
 
 from harness.analysis.macros import render_macros
-from harness.analysis.mutation_report import mutation_report
+from harness.analysis.mutation_report import mutation_report, validate_report
 from harness.analysis.render import (
     latex_escape,
     number,
@@ -156,5 +157,6 @@ def report(run_dir: Path, out_dir: Path | None = None) -> ReportResult:
     stryker = mutation_report(rows, corpus, _installed_source, config)
     mutation_json = out_dir / MUTATION_REPORT
     payload = stryker.model_dump(mode="json", exclude_none=True)
+    validate_report(payload)  # a failure is our bug: nothing invalid is written
     _write(mutation_json, json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
     return ReportResult(out_dir, tuple(table_paths), figure, macros, mutation_json, tuple(notes))
