@@ -164,19 +164,30 @@ def _position(text: str, offset: int) -> Position:
     return Position(line=line, column=offset - (text.rfind("\n", 0, offset) + 1) + 1)
 
 
+def _common_length(same: Callable[[int], bool], limit: int) -> int:
+    """The largest k <= limit with same(k), for a `same` true up to some k and false after:
+    a binary search, so whole files compare in C, not character by character."""
+    lo, hi = 0, limit
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if same(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
 def change_span(source: str, diff: str) -> tuple[Location, str] | None:
     """The span of `source` that `diff` changes (end exclusive) and the text replacing it;
     None when the diff does not apply to `source`."""
     mutated = apply_diff(source, diff) if source and diff else None
     if mutated is None or mutated == source:
         return None
-    prefix = 0
     limit = min(len(source), len(mutated))
-    while prefix < limit and source[prefix] == mutated[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < limit - prefix and source[len(source) - 1 - suffix] == mutated[-1 - suffix]:
-        suffix += 1
+    prefix = _common_length(lambda k: source[:k] == mutated[:k], limit)
+    suffix = _common_length(
+        lambda k: source[len(source) - k :] == mutated[len(mutated) - k :], limit - prefix
+    )
     end = len(source) - suffix
     location = Location(start=_position(source, prefix), end=_position(source, end))
     return location, mutated[prefix : len(mutated) - suffix]

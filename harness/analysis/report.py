@@ -6,6 +6,8 @@ run.json; writes, under the output folder:
                                 pair has a grader verdict)
   recall-forest.png             per-operator closed-world recall intervals
   macros.tex                    one \\newcommand per number (scheme: harness.analysis.macros)
+  report.html                   the page to browse: headline tables, forest plot, every
+                                pair (harness.analysis.html_report)
   mutation-report.json          Stryker's mutation-testing-elements schema (validated;
                                 each mutant at the exact span its diff changes)
 
@@ -23,6 +25,8 @@ from pathlib import Path
 
 from rich.table import Table as RichTable
 
+from harness.analysis.frame import ledger_frame
+from harness.analysis.html_report import render_html
 from harness.analysis.macros import render_macros
 from harness.analysis.mutation_report import mutation_report, validate_report
 from harness.analysis.render import (
@@ -42,6 +46,7 @@ TABLES_DIR = "tables"
 FOREST_PLOT = "recall-forest.png"
 MACROS = "macros.tex"
 MUTATION_REPORT = "mutation-report.json"
+REPORT_HTML = "report.html"
 MAIN_TABLES = (
     "closed_world_recall",
     "closed_world_axes",  # only when the run has observation-clause operators
@@ -64,6 +69,7 @@ class ReportResult:
     macros: Path
     mutation_report: Path
     notes: tuple[str, ...]  # what the report could not do, for the CLI to print
+    html: Path
 
 
 def main_tables(rows: Sequence[LedgerRow], run: RunMeta) -> list[RichTable]:
@@ -159,4 +165,11 @@ def report(run_dir: Path, out_dir: Path | None = None) -> ReportResult:
     payload = stryker.model_dump(mode="json", exclude_none=True)
     validate_report(payload)  # a failure is our bug: nothing invalid is written
     _write(mutation_json, json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
-    return ReportResult(out_dir, tuple(table_paths), figure, macros, mutation_json, tuple(notes))
+
+    page = out_dir / REPORT_HTML
+    headline = [t for t in tables if t.name in MAIN_TABLES]
+    forest_png = figure.read_bytes() if figure else None
+    _write(page, render_html(ledger_frame(rows, run), headline, run, corpus, forest_png))
+    return ReportResult(
+        out_dir, tuple(table_paths), figure, macros, mutation_json, tuple(notes), page
+    )

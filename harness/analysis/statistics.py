@@ -17,6 +17,8 @@ from statsmodels.stats.proportion import proportion_confint
 Z95 = 1.959963984540054
 """Two-sided 95% standard normal quantile, Φ⁻¹(0.975)."""
 
+ALPHA95 = 2.0 * float(norm.sf(Z95))  # the two-sided level of Z95: 0.05 (to rounding)
+
 Bounds = tuple[float, float]
 Claim = Literal["A>B", "B>A", "?"]
 
@@ -37,7 +39,7 @@ def wilson_interval(x: float, n: float, z: float = Z95) -> Bounds:
         raise ValueError(f"need 0 <= x <= n, got x={x}, n={n}")
     if n == 0:
         return (0.0, 1.0)
-    alpha = 2.0 * float(norm.sf(z))
+    alpha = ALPHA95 if z == Z95 else 2.0 * float(norm.sf(z))
     lo, hi = proportion_confint(x, n, alpha=alpha, method="wilson")
     return (float(lo), float(hi))
 

@@ -1,0 +1,167 @@
+"""report.html: one self-contained page a person browses (no network, no external file: the
+styles, the script and the forest plot are inlined). It shows the run's headline tables, the
+forest plot, and every pair with its status, diff, witness and miss cause, filterable by arm,
+operator, target, tool and status. Survivors first: the pairs whose mutant survived
+(missed; live ones, the escapes, before the rest), then the undecided, the infra errors, and
+the detected last. The pair list and its counts come from the ledger frame; the page is
+deterministic (no dates), so the same ledger gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from collections.abc import Sequence
+
+import pandas as pd
+
+from harness.analysis.render import text_frame
+from harness.analysis.runs import RunMeta
+from harness.analysis.tables import Table
+from harness.execution.draw import Corpus
+
+FILTERS = ("arm", "operator", "target", "tool", "status")
+# Sort rank of a status; a live miss (an escape) goes before the other misses.
+_RANK = {
+    "missed": 1,
+    "untestable": 2,
+    "timeout": 3,
+    "crash": 3,
+    "compile_error": 3,
+    "infra_error": 4,
+    "detected": 5,
+}
+
+_STYLE = """
+body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; }
+h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
+table { border-collapse: collapse; margin: .4em 0; }
+th, td { border-bottom: 1px solid #ddd; padding: 2px 6px; text-align: left;
+  vertical-align: top; }
+table.headline td { font-variant-numeric: tabular-nums; }
+.notes { color: #555; font-size: .9em; max-width: 70em; }
+.counts span { display: inline-block; margin-right: 1em; }
+#filters label { margin-right: 1em; }
+tr.pair.missed td.status { color: #b00; font-weight: bold; }
+tr.pair.detected td.status { color: #070; }
+pre.diff { margin: 0; font-size: 12px; white-space: pre-wrap; }
+pre.diff .add { background: #e6ffec; } pre.diff .del { background: #ffebe9; }
+img.forest { max-width: 100%; }
+"""
+
+_SCRIPT = """
+const rows = Array.from(document.querySelectorAll('tr.pair'));
+const selects = Array.from(document.querySelectorAll('#filters select'));
+function applyFilters() {
+  let shown = 0;
+  for (const row of rows) {
+    const keep = selects.every(s => s.value === '' || row.dataset[s.name] === s.value);
+    row.hidden = !keep;
+    if (keep) shown += 1;
+  }
+  document.getElementById('shown').textContent = String(shown);
+}
+for (const s of selects) s.addEventListener('change', applyFilters);
+applyFilters();
+"""
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _diff_html(diff: str | None) -> str:
+    if not diff:
+        return "<em>no diff (the pair is not in the drawn corpus)</em>"
+    lines = []
+    for line in diff.splitlines():
+        kind = "add" if line.startswith("+") else "del" if line.startswith("-") else ""
+        if line.startswith(("+++", "---")):
+            kind = ""
+        lines.append(f'<span class="{kind}">{_e(line)}</span>' if kind else _e(line))
+    return (
+        '<details><summary>diff</summary><pre class="diff">' + "\n".join(lines) + "</pre></details>"
+    )
+
+
+def _table_html(table: Table) -> str:
+    frame = text_frame(table, "—")
+    body = frame.to_html(index=False, escape=True, border=0, classes="headline")
+    notes = "".join(f"<li>{_e(note)}</li>" for note in table.notes)
+    return (
+        f'<h2 id="table-{_e(table.name)}">{_e(table.heading)}</h2>\n{body}\n'
+        f'<ul class="notes">{notes}</ul>'
+    )
+
+
+def survivors_first(frame: pd.DataFrame) -> pd.DataFrame:
+    """The pairs in the page's order: survivors (escapes first), undecided, infra, detected;
+    then by arm, operator, target, tool, pair id."""
+    rank = frame["status"].astype(str).map(_RANK).astype(int) * 2
+    rank -= (frame["escape"]).astype(int)
+    keyed = frame.assign(_rank=rank.to_numpy())
+    order = ["_rank", "arm", "operator", "target", "tool", "pair_id"]
+    keyed = keyed.astype({c: str for c in order[1:]})
+    return frame.loc[keyed.sort_values(order, kind="stable").index]
+
+
+def render_html(
+    frame: pd.DataFrame,
+    tables: Sequence[Table],
+    run: RunMeta,
+    corpus: Corpus | None,
+    forest_png: bytes | None,
+) -> str:
+    diffs = {p.pair_id: p.mutant.diff for p in corpus.pairs} if corpus else {}
+    post_hoc = " — POST HOC" if run.post_hoc or frame["post_hoc"].any() else ""
+    title = f"{run.plan} / {run.run} (freeze {run.freeze_id}){post_hoc}"
+    statuses = frame["status"].astype(str).value_counts()
+    counts = "".join(
+        f'<span>{_e(s)}: <b id="count-{_e(s)}">{int(statuses.get(s, 0))}</b></span>'
+        for s in frame["status"].cat.categories
+    )
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>",
+        f"<h1>{_e(title)}</h1>",
+        f'<p class="counts">pairs: <b id="count-pairs">{len(frame)}</b> — {counts}</p>',
+    ]
+    parts += [_table_html(t) for t in tables]
+    if forest_png:
+        data = base64.b64encode(forest_png).decode("ascii")
+        parts.append(
+            "<h2>Closed-world recall per operator</h2>"
+            f'<img class="forest" alt="forest plot" src="data:image/png;base64,{data}">'
+        )
+    parts.append('<h2 id="pairs">Every pair, survivors first</h2><p id="filters">')
+    for name in FILTERS:
+        values = sorted({str(v) for v in frame[name].dropna()})
+        options = "".join(f'<option value="{_e(v)}">{_e(v)}</option>' for v in values)
+        parts.append(
+            f'<label>{name} <select name="{name}"><option value="">all</option>'
+            f"{options}</select></label>"
+        )
+    parts.append(f'</p><p>shown: <b id="shown">{len(frame)}</b> of {len(frame)} pairs</p>')
+    header = ("pair", "arm", "operator", "target", "tool", "status", "miss cause", "witness")
+    parts.append(
+        '<table id="pair-table"><thead><tr>'
+        + "".join(f"<th>{h}</th>" for h in (*header, "diff"))
+        + "</tr></thead><tbody>"
+    )
+    for row in survivors_first(frame).itertuples(index=False):
+        data = " ".join(f'data-{name}="{_e(getattr(row, name))}"' for name in FILTERS)
+        witness = row.witness if isinstance(row.witness, str) else ""
+        if isinstance(row.error, str):
+            witness = (witness + " " if witness else "") + f"error: {row.error}"
+        cause = row.miss_cause if isinstance(row.miss_cause, str) else ""
+        live = " (escape)" if row.escape else ""
+        parts.append(
+            f'<tr class="pair {_e(row.status)}" {data}>'
+            f"<td><code>{_e(row.pair_id)}</code></td><td>{_e(row.arm)}</td>"
+            f"<td>{_e(row.operator)}</td><td>{_e(row.target)}</td><td>{_e(row.tool)}</td>"
+            f'<td class="status">{_e(row.status)}{live}</td><td>{_e(cause)}</td>'
+            f"<td>{_e(witness)}</td><td>{_diff_html(diffs.get(row.pair_id))}</td></tr>"
+        )
+    parts += ["</tbody></table>", f"<script>{_SCRIPT}</script>", "</body></html>"]
+    return "\n".join(parts) + "\n"
