@@ -86,14 +86,19 @@ def test_report_html_shows_the_ledger_counts_and_filters(browser, closed_report)
     for status, n in frame["status"].astype(str).value_counts().items():
         assert int(_text(browser, f"count-{status}")) == n, status
     assert int(_text(browser, "shown")) == len(frame) == len(_shown(browser))
-    # Survivors first: the first rows are the misses, escapes before the other misses.
+    # Survivors first: the first rows are the defect arms' misses, escapes before the rest.
     rows = _shown(browser)
-    missed = int((frame["status"] == "missed").sum())
-    assert missed > 0
-    assert all(r.get_attribute("data-status") == "missed" for r in rows[:missed])
-    assert rows[missed].get_attribute("data-status") != "missed"
+    survivors = int(
+        (
+            frame["arm_kind"].isin(["closed_world", "open_world"]) & (frame["status"] == "missed")
+        ).sum()
+    )
+    assert int(_text(browser, "count-survivors")) == survivors > 0
+    assert all("survivor" in r.get_attribute("class").split() for r in rows[:survivors])
+    assert "survivor" not in rows[survivors].get_attribute("class").split()
     escapes = int(frame["escape"].sum())
     assert all("(escape)" in r.text for r in rows[:escapes])
+    missed = int((frame["status"] == "missed").sum())
     # The headline tables and the forest plot are on the page, the plot inlined and drawn.
     assert browser.find_element("id", "table-closed_world_recall").is_displayed()
     image = browser.find_element("css selector", "img.forest")
@@ -112,12 +117,18 @@ def test_report_html_shows_the_ledger_counts_and_filters(browser, closed_report)
     both = int(((frame["status"] == "missed") & (frame["tool"] == tool)).sum())
     assert int(_text(browser, "shown")) == both == len(_shown(browser))
     Select(browser.find_element("name", "status")).select_by_value("")
-    Select(browser.find_element("name", "arm")).select_by_value("closed_world")
-    expected = int(((frame["arm"] == "closed_world") & (frame["tool"] == tool)).sum())
+    Select(browser.find_element("name", "tool")).select_by_value("")
+    Select(browser.find_element("name", "arm_kind")).select_by_value("closed_world")
+    kind = int((frame["arm_kind"] == "closed_world").sum())
+    assert int(_text(browser, "shown")) == kind == len(_shown(browser))
+    arm = str(frame.loc[frame["arm_kind"] == "closed_world", "arm"].iloc[-1])
+    Select(browser.find_element("name", "arm")).select_by_value(arm)
+    expected = int((frame["arm"] == arm).sum())
     assert int(_text(browser, "shown")) == expected == len(_shown(browser))
     # A survivor's row carries its miss cause and its diff.
     Select(browser.find_element("name", "arm")).select_by_value("")
     Select(browser.find_element("name", "status")).select_by_value("missed")
+    assert int(_text(browser, "shown")) == survivors == len(_shown(browser))
     first = _shown(browser)[0]
     survivor = frame[frame["pair_id"] == first.find_element("css selector", "code").text]
     assert str(survivor["miss_cause"].iloc[0]) in first.text

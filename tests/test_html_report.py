@@ -7,10 +7,11 @@ import re
 from pathlib import Path
 
 from harness.analysis import load_ledger, report
-from harness.analysis.html_report import survivors_first
+from harness.analysis.html_report import is_survivor, survivors_first
 
 ROOT = Path(__file__).resolve().parent.parent
 OPEN = ROOT / "results" / "reference" / "open_world" / "3c14510618c51d9d"
+CLOSED = ROOT / "results" / "reference" / "closed_world" / "1150b599761a06f8"
 
 
 def test_the_page_is_self_contained_and_lists_every_pair_once(tmp_path) -> None:
@@ -21,16 +22,20 @@ def test_the_page_is_self_contained_and_lists_every_pair_once(tmp_path) -> None:
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", text)
     assert "<link" not in text and "@import" not in text
     frame = load_ledger(OPEN)
-    ids = re.findall(r'<tr class="pair [a-z_]+"[^>]*>\s*<td><code>([^<]+)</code>', text)
+    ids = re.findall(r'<tr class="pair [a-z_ ]+"[^>]*>\s*<td><code>([^<]+)</code>', text)
     assert sorted(ids) == sorted(frame["pair_id"])
     assert f'<b id="count-pairs">{len(frame)}</b>' in text
 
 
 def test_survivors_come_first_escapes_before_other_misses() -> None:
-    frame = survivors_first(load_ledger(OPEN))
-    statuses = frame["status"].astype(str).tolist()
-    missed = statuses.count("missed")
-    assert set(statuses[:missed]) == {"missed"}
-    assert statuses[-1] == "detected"
-    escapes = int(frame["escape"].sum())
-    assert escapes > 0 and frame["escape"].iloc[:escapes].all()
+    for run in (OPEN, CLOSED):
+        frame = survivors_first(load_ledger(run))
+        survivors = int(is_survivor(frame).sum())
+        assert survivors > 0 and is_survivor(frame).iloc[:survivors].all()
+        escapes = int(frame["escape"].sum())
+        assert frame["escape"].iloc[:escapes].all()
+        assert frame["status"].astype(str).iloc[-1] in ("detected", "missed")
+    # A control not flagged is right, not a survivor; it sorts after the flagged ones.
+    frame = survivors_first(load_ledger(CLOSED))
+    controls = frame[frame["arm_kind"] == "controls"]
+    assert len(controls) and not is_survivor(controls).any()

@@ -1,10 +1,11 @@
 """report.html: one self-contained page a person browses (no network, no external file: the
 styles, the script and the forest plot are inlined). It shows the run's headline tables, the
 forest plot, and every pair with its status, diff, witness and miss cause, filterable by arm,
-operator, target, tool and status. Survivors first: the pairs whose mutant survived
-(missed; live ones, the escapes, before the rest), then the undecided, the infra errors, and
-the detected last. The pair list and its counts come from the ledger frame; the page is
-deterministic (no dates), so the same ledger gives the same bytes.
+operator, target, tool and status. Survivors first: the pairs of a defect-injecting arm
+(closed or open world) whose mutant survived (missed; live ones, the escapes, before the
+rest); then flagged controls (false positives), the undecided, the infra errors, and last
+what went right (detected mutants, controls not flagged). The pair list and its counts come
+from the ledger frame; the page is deterministic (no dates): the same ledger, the same bytes.
 """
 
 from __future__ import annotations
@@ -20,17 +21,10 @@ from harness.analysis.runs import RunMeta
 from harness.analysis.tables import Table
 from harness.execution.draw import Corpus
 
-FILTERS = ("arm", "operator", "target", "tool", "status")
-# Sort rank of a status; a live miss (an escape) goes before the other misses.
-_RANK = {
-    "missed": 1,
-    "untestable": 2,
-    "timeout": 3,
-    "crash": 3,
-    "compile_error": 3,
-    "infra_error": 4,
-    "detected": 5,
-}
+FILTERS = ("arm_kind", "arm", "operator", "target", "tool", "status")
+DEFECT_ARMS = ("closed_world", "open_world")
+UNDECIDED = ("untestable", "timeout", "crash", "compile_error")
+
 
 _STYLE = """
 body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; }
@@ -38,11 +32,11 @@ h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
 table { border-collapse: collapse; margin: .4em 0; }
 th, td { border-bottom: 1px solid #ddd; padding: 2px 6px; text-align: left;
   vertical-align: top; }
-table.headline td { font-variant-numeric: tabular-nums; }
+table.headline td { font-variant-numeric: tabular-nums; white-space: nowrap; }
 .notes { color: #555; font-size: .9em; max-width: 70em; }
 .counts span { display: inline-block; margin-right: 1em; }
 #filters label { margin-right: 1em; }
-tr.pair.missed td.status { color: #b00; font-weight: bold; }
+tr.pair.survivor td.status { color: #b00; font-weight: bold; }
 tr.pair.detected td.status { color: #070; }
 pre.diff { margin: 0; font-size: 12px; white-space: pre-wrap; }
 pre.diff .add { background: #e6ffec; } pre.diff .del { background: #ffebe9; }
@@ -94,15 +88,26 @@ def _table_html(table: Table) -> str:
     )
 
 
+def is_survivor(frame: pd.DataFrame) -> pd.Series:
+    """A mutant of a defect-injecting arm that the checker missed."""
+    return frame["arm_kind"].isin(DEFECT_ARMS) & (frame["status"] == "missed")
+
+
 def survivors_first(frame: pd.DataFrame) -> pd.DataFrame:
-    """The pairs in the page's order: survivors (escapes first), undecided, infra, detected;
-    then by arm, operator, target, tool, pair id."""
-    rank = frame["status"].astype(str).map(_RANK).astype(int) * 2
-    rank -= (frame["escape"]).astype(int)
-    keyed = frame.assign(_rank=rank.to_numpy())
-    order = ["_rank", "arm", "operator", "target", "tool", "pair_id"]
-    keyed = keyed.astype({c: str for c in order[1:]})
-    return frame.loc[keyed.sort_values(order, kind="stable").index]
+    """The pairs in the page's order (module docstring); ties by arm, operator, target, tool,
+    pair id."""
+    survivor = is_survivor(frame)
+    control = ~frame["arm_kind"].isin(DEFECT_ARMS)
+    status = frame["status"].astype(str)
+    rank = pd.Series(5, index=frame.index)
+    rank[status == "infra_error"] = 4
+    rank[status.isin(UNDECIDED)] = 3
+    rank[control & (status == "detected")] = 2
+    rank[survivor] = 1
+    rank[survivor & frame["escape"]] = 0
+    order = ["arm", "operator", "target", "tool", "pair_id"]
+    keyed = frame[order].astype(str).assign(_rank=rank)
+    return frame.loc[keyed.sort_values(["_rank", *order], kind="stable").index]
 
 
 def render_html(
@@ -116,6 +121,7 @@ def render_html(
     post_hoc = " — POST HOC" if run.post_hoc or frame["post_hoc"].any() else ""
     title = f"{run.plan} / {run.run} (freeze {run.freeze_id}){post_hoc}"
     statuses = frame["status"].astype(str).value_counts()
+    survivors = int(is_survivor(frame).sum())
     counts = "".join(
         f'<span>{_e(s)}: <b id="count-{_e(s)}">{int(statuses.get(s, 0))}</b></span>'
         for s in frame["status"].cat.categories
@@ -125,13 +131,18 @@ def render_html(
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>",
         f"<h1>{_e(title)}</h1>",
-        f'<p class="counts">pairs: <b id="count-pairs">{len(frame)}</b> — {counts}</p>',
+        f'<p class="counts">pairs: <b id="count-pairs">{len(frame)}</b> — {counts} — '
+        f'survivors: <b id="count-survivors">{survivors}</b></p>',
+        "<p>Jump to: "
+        + " · ".join(f'<a href="#table-{_e(t.name)}">{_e(t.title)}</a>' for t in tables)
+        + (' · <a href="#forest">forest plot</a>' if forest_png else "")
+        + f' · <a href="#pairs">every pair, survivors first ({survivors} survivors)</a></p>',
     ]
     parts += [_table_html(t) for t in tables]
     if forest_png:
         data = base64.b64encode(forest_png).decode("ascii")
         parts.append(
-            "<h2>Closed-world recall per operator</h2>"
+            '<h2 id="forest">Closed-world recall per operator</h2>'
             f'<img class="forest" alt="forest plot" src="data:image/png;base64,{data}">'
         )
     parts.append('<h2 id="pairs">Every pair, survivors first</h2><p id="filters">')
@@ -149,15 +160,20 @@ def render_html(
         + "".join(f"<th>{h}</th>" for h in (*header, "diff"))
         + "</tr></thead><tbody>"
     )
-    for row in survivors_first(frame).itertuples(index=False):
+    ordered = survivors_first(frame)
+    flags = is_survivor(ordered).tolist()
+    for row, survivor in zip(ordered.itertuples(index=False), flags, strict=True):
+        survivor_class = " survivor" if survivor else ""
         data = " ".join(f'data-{name}="{_e(getattr(row, name))}"' for name in FILTERS)
         witness = row.witness if isinstance(row.witness, str) else ""
         if isinstance(row.error, str):
             witness = (witness + " " if witness else "") + f"error: {row.error}"
         cause = row.miss_cause if isinstance(row.miss_cause, str) else ""
         live = " (escape)" if row.escape else ""
+        if row.arm_kind not in DEFECT_ARMS:  # a control: flagged is the wrong answer
+            live = " (false positive)" if row.status == "detected" else " (not flagged)"
         parts.append(
-            f'<tr class="pair {_e(row.status)}" {data}>'
+            f'<tr class="pair {_e(row.status)}{survivor_class}" {data}>'
             f"<td><code>{_e(row.pair_id)}</code></td><td>{_e(row.arm)}</td>"
             f"<td>{_e(row.operator)}</td><td>{_e(row.target)}</td><td>{_e(row.tool)}</td>"
             f'<td class="status">{_e(row.status)}{live}</td><td>{_e(cause)}</td>'
