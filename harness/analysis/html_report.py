@@ -41,6 +41,7 @@ tr.pair.detected td.status { color: #070; }
 pre.diff { margin: 0; font-size: 12px; white-space: pre-wrap; }
 pre.diff .add { background: #e6ffec; } pre.diff .del { background: #ffebe9; }
 img.forest { max-width: 100%; }
+#pair-table td:nth-child(8) { max-width: 28em; }
 """
 
 _SCRIPT = """
