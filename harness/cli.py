@@ -416,7 +416,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     console.print(
         f"wrote {len(result.tables)} table files, "
         + (f"{result.figure.name}, " if result.figure else "")
-        + f"{result.macros.name} and {result.mutation_report.name} under {result.out_dir}"
+        + f"{result.macros.name}, {result.mutation_report.name} and {result.html.name} "
+        + f"under {result.out_dir}"
     )
     return _predictions_exit(result.predictions, args.strict)
 
