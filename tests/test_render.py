@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 
 import pandas as pd
@@ -76,3 +77,10 @@ def test_markdown_and_latex_from_the_text_frame() -> None:
     ]
     assert "\\toprule" in latex and latex[-1] == "\\end{table}"
     assert "\\caption{POST HOC: An example a\\_b \\& 100\\% (freeze f00d)}" in latex
+
+
+def test_a_table_without_rows_renders_its_header() -> None:
+    empty = dataclasses.replace(TABLE, rows=())
+    markdown = render_markdown(empty)
+    assert markdown.splitlines()[2].startswith("|") and len(markdown.splitlines()) >= 4
+    assert render_csv(empty).count("\n") == 1

@@ -76,10 +76,12 @@ def text_frame(table: Table, missing: str, range_dash: str | None = None) -> pd.
 def render_markdown(table: Table) -> str:
     frame = text_frame(table, "—").map(_md)
     frame.columns = [_md(c.header) for c in table.columns]
+    # tabulate counts columns from the rows: with none, column alignments cannot be given
+    aligns = [("right" if _numeric(c) else "left") for c in table.columns] if len(frame) else None
     body = frame.to_markdown(
         index=False,
         tablefmt="pipe",
-        colalign=["right" if _numeric(c) else "left" for c in table.columns],
+        colalign=aligns,
         disable_numparse=True,  # the cells are already text: "0.500" must not become 0.5
     )
     lines = [f"### {_md(table.heading)}", "", body]
