@@ -27,10 +27,18 @@ class Surface(StrEnum):
     README = "readme"
     EXTERNAL_STANDARD = "external_standard"
     MAINTAINER_ANNOTATION = "maintainer_annotation"
+    # The domain policy the agent's system prompt carries (tau2's policy.txt): agent-visible.
+    POLICY = "policy"
 
 
 AGENT_VISIBLE_SURFACES = frozenset(
-    {Surface.DOCSTRING, Surface.SCHEMA, Surface.TOOL_RETURN, Surface.PROMPT_TEMPLATE}
+    {
+        Surface.DOCSTRING,
+        Surface.SCHEMA,
+        Surface.TOOL_RETURN,
+        Surface.PROMPT_TEMPLATE,
+        Surface.POLICY,
+    }
 )
 
 
@@ -45,7 +53,9 @@ class _Strict(BaseModel):
 
 
 class Provenance(_Strict):
-    """A verbatim quote at a file and line of the installed target's source."""
+    """A verbatim quote at a file and line of the installed target's source. A quote may
+    span lines: it starts on `line`, and line breaks and indentation in the source match
+    any run of whitespace in the quote."""
 
     surface: Surface
     quote: str = Field(min_length=1)

@@ -64,6 +64,18 @@ def _source(path: Path) -> tuple[list[str], ast.Module | None, frozenset[tuple[i
     return lines, tree, frozenset(comments)
 
 
+def _spans_lines(lines: list[str], line: int, quote: str) -> bool:
+    """Whether `quote` starts on `line` and runs on over the following lines, with every run
+    of whitespace (line breaks and indentation included) matching any run of whitespace."""
+    words = quote.split()
+    if len(words) < 2:
+        return False
+    following = " ".join(lines[line - 1 : line - 1 + quote.count("\n") + len(words)]).split()
+    text, first = " ".join(following), " ".join(lines[line - 1].split())
+    start = text.find(" ".join(words))
+    return 0 <= start < len(first) and start + len(" ".join(words)) > len(first)
+
+
 class ContractValidator:
     """Validates contracts of one adapter; collects every problem instead of stopping."""
 
@@ -248,6 +260,8 @@ class ContractValidator:
             )
         text = lines[prov.line - 1]
         column = text.find(prov.quote)
+        if column < 0 and _spans_lines(lines, prov.line, prov.quote):
+            column = 0 if prov.surface is not Surface.TOOL_RETURN else column
         if column < 0:
             elsewhere = [i + 1 for i, line in enumerate(lines) if prov.quote in line]
             fix = (
