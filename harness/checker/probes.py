@@ -10,7 +10,10 @@ product of the pools. Everything is deterministic under the seed.
 
 from __future__ import annotations
 
+import enum
 import random
+import types
+import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -170,10 +173,48 @@ def _dedupe(values: list[JSON]) -> list[JSON]:
     return out
 
 
-def candidate_pool(name: str, spec: ArgumentSpec, found: Harvest, rng: random.Random) -> list[JSON]:
-    """Values to try for one argument: declared first, then harvested (seeded order), then
-    edge values. Lists and dicts are fine: nothing here hashes a value."""
+def fits(value: JSON, hint: Any) -> bool:
+    """Whether a harvested value is well-typed for a parameter annotation: a Literal's or
+    an Enum's values, a pydantic model's required fields, list items, union members; an
+    annotation this does not know admits everything."""
+    if hint is None or hint is Any:
+        return True
+    origin = typing.get_origin(hint)
+    if origin is typing.Literal:
+        return any(value == v and type(value) is type(v) for v in typing.get_args(hint))
+    if origin in (typing.Union, types.UnionType):
+        return any(fits(value, member) for member in typing.get_args(hint))
+    if origin is typing.Annotated:
+        return fits(value, typing.get_args(hint)[0])
+    if origin is list:
+        inner = typing.get_args(hint)
+        return isinstance(value, list) and (not inner or all(fits(v, inner[0]) for v in value))
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return any(value == m.value and type(value) is type(m.value) for m in hint)
+    fields = getattr(hint, "model_fields", None)
+    if isinstance(hint, type) and isinstance(fields, dict):
+        required = {n for n, f in fields.items() if f.is_required()}
+        return isinstance(value, dict) and required <= set(value) and set(value) <= set(fields)
+    if hint in (str, int, float, bool, dict, list):
+        return type(value) is hint or (hint is float and type(value) is int)
+    return True
+
+
+def candidate_pool(
+    name: str, spec: ArgumentSpec, found: Harvest, rng: random.Random, hint: Any = None
+) -> list[JSON]:
+    """Values to try for one argument: declared first, then harvested (seeded order) and
+    kept only when they fit the parameter's annotation (`fits`), then edge values. With
+    `pool: declared` only the declared values (and the default, and None when nullable).
+    Lists and dicts are fine: nothing here hashes a value."""
     declared = list(spec.probe_values)
+    if spec.pool == "declared":
+        only = [
+            *declared,
+            *([spec.default] if spec.optional else []),
+            *([None] if spec.nullable else []),
+        ]
+        return _dedupe(only)
     base = spec.base_type
     harvested: list[JSON]
     edges: list[JSON]
@@ -195,6 +236,9 @@ def candidate_pool(name: str, spec: ArgumentSpec, found: Harvest, rng: random.Ra
     else:  # dict
         harvested, edges = [], [{}]
     rng.shuffle(harvested)
+    if hint is not None:
+        harvested = [v for v in harvested if fits(v, hint)]
+        edges = [v for v in edges if fits(v, hint) or v in ([], "", UNKNOWN_ID)]
     pool = [*declared, *edges[:2], *harvested, *edges[2:]]
     if spec.optional:
         pool.insert(len(declared), spec.default)
@@ -204,12 +248,21 @@ def candidate_pool(name: str, spec: ArgumentSpec, found: Harvest, rng: random.Ra
 
 
 def argument_pools(
-    compiled: CompiledContract, state: JSON, seed: int, tool: str, found: Harvest | None = None
+    compiled: CompiledContract,
+    state: JSON,
+    seed: int,
+    tool: str,
+    found: Harvest | None = None,
+    hints: Mapping[str, Any] | None = None,
 ) -> dict[str, list[JSON]]:
-    """Every argument's candidate pool; `found`: `harvest(state)`, when already known."""
+    """Every argument's candidate pool; `found`: `harvest(state)`, when already known;
+    `hints`: the tool's parameter annotations."""
     found = harvest(state) if found is None else found
+    hints = hints or {}
     return {
-        name: candidate_pool(name, spec, found, random.Random(f"{seed}:{tool}:{name}"))
+        name: candidate_pool(
+            name, spec, found, random.Random(f"{seed}:{tool}:{name}"), hints.get(name)
+        )
         for name, spec in compiled.contract.signature.items()
     }
 

@@ -136,6 +136,10 @@ class ArgumentSpec(_Strict):
     default: Any = Field(default=None, description="Default value; only with `optional: true`")
     optional: bool = False
     probe_values: list[Any] = Field(default_factory=list)
+    pool: Literal["harvested", "declared"] = Field(
+        default="harvested",
+        description="declared: probe only `probe_values` (not values harvested from the state)",
+    )
 
     @property
     def base_type(self) -> str:

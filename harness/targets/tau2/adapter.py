@@ -59,14 +59,34 @@ class Role:
 
 DOMAINS: dict[str, tuple[Role, ...]] = {
     "airline": (
-        Role(f"{PACKAGE}.airline.AirlineAgentTools", "AirlineAgentTools", f"{PACKAGE}.airline.tools", None),
+        Role(
+            f"{PACKAGE}.airline.AirlineAgentTools",
+            "AirlineAgentTools",
+            f"{PACKAGE}.airline.tools",
+            None,
+        ),
     ),
     "retail": (
-        Role(f"{PACKAGE}.retail.RetailAgentTools", "RetailAgentTools", f"{PACKAGE}.retail.tools", None),
+        Role(
+            f"{PACKAGE}.retail.RetailAgentTools",
+            "RetailAgentTools",
+            f"{PACKAGE}.retail.tools",
+            None,
+        ),
     ),
     "telecom": (
-        Role(f"{PACKAGE}.telecom.TelecomAgentTools", "TelecomAgentTools", f"{PACKAGE}.telecom.tools", "agent"),
-        Role(f"{PACKAGE}.telecom.TelecomUserTools", "TelecomUserTools", f"{PACKAGE}.telecom.user_tools", "user"),
+        Role(
+            f"{PACKAGE}.telecom.TelecomAgentTools",
+            "TelecomAgentTools",
+            f"{PACKAGE}.telecom.tools",
+            "agent",
+        ),
+        Role(
+            f"{PACKAGE}.telecom.TelecomUserTools",
+            "TelecomUserTools",
+            f"{PACKAGE}.telecom.user_tools",
+            "user",
+        ),
     ),
 }
 # The policy file the agent's system prompt carries, per domain (relative to the source root).
@@ -200,7 +220,9 @@ def _load(domain: str) -> _Domain:
                 tools[name] = key
     if domain == "telecom":
         # The port's own environment syncs the device with the line once when it is built.
-        env = Tau2Environment({k: _instance(classes[k], copy.deepcopy(db)) for k, db in pristine.items()})
+        env = Tau2Environment(
+            {k: _instance(classes[k], copy.deepcopy(db)) for k, db in pristine.items()}
+        )
         _telecom_sync(env)
         pristine = {k: inst.db for k, inst in env.instances.items()}
     pristine_json = {
@@ -283,7 +305,7 @@ class Tau2Adapter:
         out = {}
         for key, instance in env.instances.items():
             out[key] = self._snapshot_db(key, instance.db)
-        return out[""] if "" in out else out
+        return out.get("", out)
 
     def _snapshot_db(self, key: str, db: Any) -> dict[str, Any]:
         shared = self._data.pristine_json[key]
@@ -294,7 +316,9 @@ class Tau2Adapter:
                 table = {}
                 for record_key in dict.keys(value):
                     if record_key in value.owned:
-                        table[record_key] = dict.__getitem__(value, record_key).model_dump(mode="json")
+                        table[record_key] = dict.__getitem__(value, record_key).model_dump(
+                            mode="json"
+                        )
                     else:
                         table[record_key] = records[record_key]
                 state[name] = table
@@ -316,7 +340,9 @@ class Tau2Adapter:
             if self.domain == "telecom":
                 _telecom_sync(env)
         except Exception as exc:  # the tool's refusal or a malformed argument; never propagate
-            return InvokeOutcome(success=False, error_type=type(exc).__name__, error_message=str(exc))
+            return InvokeOutcome(
+                success=False, error_type=type(exc).__name__, error_message=str(exc)
+            )
         finally:
             for module, original in saved:
                 module.uuid = original
@@ -327,7 +353,9 @@ class Tau2Adapter:
         modules = []
         for role in DOMAINS[self.domain]:
             module = importlib.import_module(role.module)
-            if module.__dict__.get("uuid") is uuid or isinstance(module.__dict__.get("uuid"), _CountingUuid):
+            if module.__dict__.get("uuid") is uuid or isinstance(
+                module.__dict__.get("uuid"), _CountingUuid
+            ):
                 modules.append(module)
         return modules
 

@@ -1,4 +1,6 @@
-"""Which tau2 tools change state, found by probing: `python -m harness.targets.tau2.enumerate_tools`.
+"""Which tau2 tools change state, found by probing.
+
+`python -m harness.targets.tau2.enumerate_tools` writes `STATE_CHANGING_TOOLS.md`.
 
 Every call is made on its own fresh environment. The calls are the domain's gold actions
 (`evaluation_criteria.actions` of every task, and telecom's initialisation and solution
@@ -28,10 +30,14 @@ def probe_domain(adapter: Tau2Adapter) -> dict[str, object]:
     started = time.perf_counter()
     calls: list[tuple[str, dict]] = []
     for tool in adapter.tool_names():
-        params = [p for p in inspect.signature(adapter.tool_function(tool)).parameters if p != "self"]
+        params = [
+            p for p in inspect.signature(adapter.tool_function(tool)).parameters if p != "self"
+        ]
         if not params:
             calls.append((tool, {}))
-    calls += [(tool, args) for tool, args in gold_calls(adapter.domain) if tool in adapter.tool_names()]
+    calls += [
+        (tool, args) for tool, args in gold_calls(adapter.domain) if tool in adapter.tool_names()
+    ]
     seen: set[str] = set()
     changed: dict[str, tuple[dict, list[str]]] = {}
     succeeded: set[str] = set()

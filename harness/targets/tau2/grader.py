@@ -50,11 +50,11 @@ def tasks(domain: str) -> dict[str, Any]:
 
     folder = TAU2_DATA_DIR / "domains" / domain
     plain = folder / "tasks.json"
-    records = (
-        json.loads(plain.read_text(encoding="utf-8"))
-        if plain.exists()
-        else json.loads(gzip.open(folder / "tasks.json.gz").read())
-    )
+    if plain.exists():
+        records = json.loads(plain.read_text(encoding="utf-8"))
+    else:
+        with gzip.open(folder / "tasks.json.gz") as handle:
+            records = json.loads(handle.read())
     base = set(json.loads((folder / "split_tasks.json").read_text(encoding="utf-8"))["base"])
     return {r["id"]: Task.model_validate(r) for r in records if r["id"] in base}
 
@@ -92,8 +92,13 @@ def replay(adapter: _Adapter, task: Any) -> Any:
     env = adapter.fresh()
     state = task.initial_state
     for action in (state.initialization_actions or []) if state is not None else []:
-        _call(adapter, env, "agent" if action.env_type == "assistant" else "user",
-              action.func_name, action.arguments)
+        _call(
+            adapter,
+            env,
+            "agent" if action.env_type == "assistant" else "user",
+            action.func_name,
+            action.arguments,
+        )
     for action in _actions(task):
         if action.name in SKIPPED_ACTIONS:
             continue
@@ -136,7 +141,9 @@ def grade(adapter: _Adapter, grader_task: str) -> bool:
             role = "agent" if assertion.env_type == "assistant" else "user"
             instance = _instance(env, role)
             try:
-                value = getattr(type(instance), assertion.func_name)(instance, **assertion.arguments)
+                value = getattr(type(instance), assertion.func_name)(
+                    instance, **assertion.arguments
+                )
             except Exception:
                 return False
             if value != assertion.assert_value:
@@ -147,4 +154,6 @@ def grade(adapter: _Adapter, grader_task: str) -> bool:
 
 def independent_db_match(adapter: _Adapter, task_id: str, expected: JSON) -> bool:
     """db_match against an expected state computed once with the original tools."""
-    return canonical_equal(adapter.snapshot(replay(adapter, tasks(adapter.domain)[task_id])), expected)
+    return canonical_equal(
+        adapter.snapshot(replay(adapter, tasks(adapter.domain)[task_id])), expected
+    )
