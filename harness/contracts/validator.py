@@ -479,9 +479,30 @@ def draft_problems(path: Path, contract: Contract) -> list[Problem]:
     ]
 
 
-def validate_inputs(inputs: list[str]) -> tuple[int, list[Problem], list[Problem]]:
+def success_warnings(path: Path, contract: Contract) -> list[Problem]:
+    """A success signal that is not biconditional turns phantom-effect detection off for the
+    tool's effects (an absent effect then is allowed): say so, since nothing else will."""
+    if contract.success.biconditional or not contract.effects:
+        return []
+    return [
+        Problem(
+            str(path),
+            "success.biconditional",
+            "the success signal is not biconditional, so no effect clause can reveal a "
+            "phantom effect (success signalled, effect absent: UNTESTABLE "
+            "effect_absent_not_biconditional)",
+            "set `biconditional: true` with a justification where the docs say success is "
+            "reported only when the effects happen, or keep it false on purpose",
+        )
+    ]
+
+
+def validate_inputs(
+    inputs: list[str], warnings: list[Problem] | None = None
+) -> tuple[int, list[Problem], list[Problem]]:
     """Validate target names (registered or `package.module:Class`) or contract paths;
-    (files checked, problems, drafts)."""
+    (files checked, problems, drafts). `warnings` collects non-blocking notes
+    (`success_warnings`)."""
     paths: list[Path] = []
     adapters: dict[str, Adapter] = {}
     for item in inputs:
@@ -522,4 +543,6 @@ def validate_inputs(inputs: list[str]) -> tuple[int, list[Problem], list[Problem
                 continue
         problems += validators[contract.target].validate(path, contract)
         drafts += draft_problems(path, contract)
+        if warnings is not None:
+            warnings += success_warnings(path, contract)
     return len(files), problems, drafts
