@@ -183,7 +183,11 @@ def fits(value: JSON, hint: Any) -> bool:
     if origin is typing.Literal:
         return any(value == v and type(value) is type(v) for v in typing.get_args(hint))
     if origin in (typing.Union, types.UnionType):
-        return any(fits(value, member) for member in typing.get_args(hint))
+        members = typing.get_args(hint)
+        # `Model | dict[str, Any]`: the dict is the model's JSON form, so the model decides
+        if any(_is_model(m) for m in members):
+            members = tuple(m for m in members if not _is_dict(m))
+        return any(fits(value, member) for member in members)
     if origin is typing.Annotated:
         return fits(value, typing.get_args(hint)[0])
     if origin is list:
@@ -198,6 +202,14 @@ def fits(value: JSON, hint: Any) -> bool:
     if hint in (str, int, float, bool, dict, list):
         return type(value) is hint or (hint is float and type(value) is int)
     return True
+
+
+def _is_model(hint: Any) -> bool:
+    return isinstance(hint, type) and isinstance(getattr(hint, "model_fields", None), dict)
+
+
+def _is_dict(hint: Any) -> bool:
+    return hint is dict or typing.get_origin(hint) is dict
 
 
 def candidate_pool(
