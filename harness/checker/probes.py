@@ -11,10 +11,11 @@ product of the pools. Everything is deterministic under the seed.
 from __future__ import annotations
 
 import enum
+import itertools
 import random
 import types
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -124,6 +125,15 @@ class Harvest:
     lists: list[list[Any]] = field(default_factory=list)
 
 
+# Partial harvests of records (dicts two levels down) by identity. A tau2 snapshot shares
+# its untouched records with every other snapshot, so each record is walked once per
+# process; a record built anew misses and is walked as before. Entries pin their record,
+# so an id is never reused while its entry lives.
+_Partial = tuple[set[str], set[str], set[int], set[float], dict[str, list[Any]]]
+_RECORDS: dict[int, tuple[Any, _Partial]] = {}
+_RECORD_ENTRIES = 100_000
+
+
 def harvest(state: JSON) -> Harvest:
     """Collection keys (keys of dicts whose values are records), scalar leaves, list leaves."""
     keys: set[str] = set()
@@ -131,27 +141,7 @@ def harvest(state: JSON) -> Harvest:
     ints: set[int] = set()
     floats: set[float] = set()
     lists: dict[str, list[Any]] = {}
-
-    def walk(node: JSON) -> None:
-        if isinstance(node, dict):
-            if node and all(isinstance(v, dict) for v in node.values()):
-                keys.update(node)
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            lists.setdefault(repr(node), node)
-            for value in node:
-                walk(value)
-        elif isinstance(node, bool) or node is None:
-            return
-        elif isinstance(node, str):
-            strings.add(node)
-        elif isinstance(node, int):
-            ints.add(node)
-        elif isinstance(node, float):
-            floats.add(node)
-
-    walk(state)
+    _walk(state, (keys, strings, ints, floats, lists), 0)
     return Harvest(
         sorted(keys),
         sorted(strings - keys),
@@ -159,6 +149,42 @@ def harvest(state: JSON) -> Harvest:
         sorted(floats),
         [lists[k] for k in sorted(lists)],
     )
+
+
+def _walk(node: JSON, into: _Partial, depth: int) -> None:
+    _, strings, ints, floats, lists = into
+    if isinstance(node, dict):
+        if depth == 2:
+            hit = _RECORDS.get(id(node))
+            if hit is None or hit[0] is not node:
+                partial: _Partial = (set(), set(), set(), set(), {})
+                _walk_dict(node, partial, depth)
+                if len(_RECORDS) >= _RECORD_ENTRIES:
+                    _RECORDS.clear()
+                hit = _RECORDS[id(node)] = (node, partial)
+            for mine, theirs in zip(into, hit[1], strict=True):
+                mine.update(theirs)  # type: ignore[attr-defined]
+            return
+        _walk_dict(node, into, depth)
+    elif isinstance(node, list):
+        lists.setdefault(repr(node), node)
+        for value in node:
+            _walk(value, into, depth + 1)
+    elif isinstance(node, bool) or node is None:
+        return
+    elif isinstance(node, str):
+        strings.add(node)
+    elif isinstance(node, int):
+        ints.add(node)
+    elif isinstance(node, float):
+        floats.add(node)
+
+
+def _walk_dict(node: dict[str, Any], into: _Partial, depth: int) -> None:
+    if node and all(isinstance(v, dict) for v in node.values()):
+        into[0].update(node)
+    for value in node.values():
+        _walk(value, into, depth + 1)
 
 
 def _dedupe(values: list[JSON]) -> list[JSON]:
@@ -248,15 +274,33 @@ def candidate_pool(
     else:  # dict
         harvested, edges = [], [{}]
     rng.shuffle(harvested)
+    kept: Iterable[JSON] = harvested
     if hint is not None:
-        harvested = [v for v in harvested if fits(v, hint)]
+        kept = (v for v in harvested if fits(v, hint))  # lazily: the pool stops at its size
         edges = [v for v in edges if fits(v, hint) or v in ([], "", UNKNOWN_ID)]
-    pool = [*declared, *edges[:2], *harvested, *edges[2:]]
-    if spec.optional:
-        pool.insert(len(declared), spec.default)
-    if spec.nullable:
-        pool.append(None)
-    return _dedupe(pool)[: max(MAX_POOL, len(declared) + 2)]
+    pool = itertools.chain(
+        declared,
+        [spec.default] if spec.optional else [],
+        edges[:2],
+        kept,
+        edges[2:],
+        [None] if spec.nullable else [],
+    )
+    return _first_unique(pool, max(MAX_POOL, len(declared) + 2))
+
+
+def _first_unique(values: Iterable[JSON], limit: int) -> list[JSON]:
+    """`_dedupe(list(values))[:limit]`, reading no further than needed."""
+    seen: set[str] = set()
+    out: list[JSON] = []
+    for value in values:
+        key = canonical_key(value)
+        if key not in seen:
+            seen.add(key)
+            out.append(value)
+            if len(out) == limit:
+                break
+    return out
 
 
 def argument_pools(
