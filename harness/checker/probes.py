@@ -11,11 +11,12 @@ product of the pools. Everything is deterministic under the seed.
 from __future__ import annotations
 
 import enum
+import functools
 import itertools
 import random
 import types
 import typing
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -203,31 +204,49 @@ def fits(value: JSON, hint: Any) -> bool:
     """Whether a harvested value is well-typed for a parameter annotation: a Literal's or
     an Enum's values, a pydantic model's required fields, list items, union members; an
     annotation this does not know admits everything."""
+    return _fitter(hint)(value)
+
+
+_Fit = Callable[[JSON], bool]
+
+
+def _typed_in(choices: tuple[Any, ...]) -> _Fit:
+    return lambda v: any(v == c and type(v) is type(c) for c in choices)
+
+
+@functools.lru_cache(maxsize=512)
+def _fitter(hint: Any) -> _Fit:
+    """`fits` for one annotation, built once (the pools test thousands of values)."""
     if hint is None or hint is Any:
-        return True
+        return lambda v: True
     origin = typing.get_origin(hint)
     if origin is typing.Literal:
-        return any(value == v and type(value) is type(v) for v in typing.get_args(hint))
+        return _typed_in(typing.get_args(hint))
     if origin in (typing.Union, types.UnionType):
         members = typing.get_args(hint)
         # `Model | dict[str, Any]`: the dict is the model's JSON form, so the model decides
         if any(_is_model(m) for m in members):
             members = tuple(m for m in members if not _is_dict(m))
-        return any(fits(value, member) for member in members)
+        parts = [_fitter(m) for m in members]
+        return lambda v: any(part(v) for part in parts)
     if origin is typing.Annotated:
-        return fits(value, typing.get_args(hint)[0])
+        return _fitter(typing.get_args(hint)[0])
     if origin is list:
         inner = typing.get_args(hint)
-        return isinstance(value, list) and (not inner or all(fits(v, inner[0]) for v in value))
+        item = _fitter(inner[0]) if inner else (lambda v: True)
+        return lambda v: isinstance(v, list) and all(item(x) for x in v)
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
-        return any(value == m.value and type(value) is type(m.value) for m in hint)
-    fields = getattr(hint, "model_fields", None)
-    if isinstance(hint, type) and isinstance(fields, dict):
-        required = {n for n, f in fields.items() if f.is_required()}
-        return isinstance(value, dict) and required <= set(value) and set(value) <= set(fields)
+        return _typed_in(tuple(m.value for m in hint))
+    if _is_model(hint):
+        fields = hint.model_fields
+        required = frozenset(n for n, f in fields.items() if f.is_required())
+        allowed = frozenset(fields)
+        return lambda v: isinstance(v, dict) and required <= v.keys() and v.keys() <= allowed
     if hint in (str, int, float, bool, dict, list):
-        return type(value) is hint or (hint is float and type(value) is int)
-    return True
+        if hint is float:
+            return lambda v: type(v) in (float, int)
+        return lambda v: type(v) is hint
+    return lambda v: True
 
 
 def _is_model(hint: Any) -> bool:
