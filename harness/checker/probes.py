@@ -296,7 +296,7 @@ def candidate_pool(
     kept: Iterable[JSON] = harvested
     if hint is not None:
         kept = (v for v in harvested if fits(v, hint))  # lazily: the pool stops at its size
-        edges = [v for v in edges if fits(v, hint) or v in ([], "", UNKNOWN_ID)]
+        edges = [v for v in edges if fits(v, hint)]  # no "" for a Literal or an Enum
     pool = itertools.chain(
         declared,
         [spec.default] if spec.optional else [],
