@@ -273,3 +273,10 @@ def test_reduced_tau2_plan_end_to_end(tmp_path):
     assert {r["target"] for r in rows} == {"tau2-airline", "tau2-retail", "tau2-telecom"}
     assert all(r["grader_caught"] is not None for r in rows)
     assert any(r["status"] == "detected" for r in rows)
+
+
+def test_new_contract_draft_warns_and_leaves_self_out():
+    done = harness("new-contract", "cancel_reservation", "--target", "tau2-airline", "--out", "-")
+    assert done.returncode == 0, done.stderr
+    assert "phantom-effect detection" in done.stdout and "biconditional" in done.stdout
+    assert "self:" not in done.stdout and "reservation_id:" in done.stdout
