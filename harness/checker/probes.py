@@ -294,9 +294,13 @@ def candidate_pool(
         harvested, edges = [], [{}]
     rng.shuffle(harvested)
     kept: Iterable[JSON] = harvested
+    ill_typed: list[JSON] = []
     if hint is not None:
         kept = (v for v in harvested if fits(v, hint))  # lazily: the pool stops at its size
-        edges = [v for v in edges if fits(v, hint)]  # no "" for a Literal or an Enum
+        # An ill-typed edge ("" for a Literal) goes last: the happy-path search meets every
+        # well-typed value first, a precondition can still be falsified with it.
+        ill_typed = [v for v in edges if not fits(v, hint)]
+        edges = [v for v in edges if fits(v, hint)]
     pool = itertools.chain(
         declared,
         [spec.default] if spec.optional else [],
@@ -304,6 +308,7 @@ def candidate_pool(
         kept,
         edges[2:],
         [None] if spec.nullable else [],
+        ill_typed,
     )
     return _first_unique(pool, max(MAX_POOL, len(declared) + 2))
 
