@@ -11,14 +11,14 @@ of the checker's verdicts, so it stays in the checker's freeze scope) and listed
 | --- | --- | --- |
 | `HarnessError` | `harness.errors` | the root |
 | `UserError` | `harness.errors` | bad input; one line per `Problem`, exit 2 |
-| `PredicateError` (ValueError) | `harness.contracts.predicate` | not in the predicate language |
-| `PredicateRuntimeError` | `harness.contracts.predicate` | evaluation failed (`reason`) |
-| `MissingPath` | `harness.contracts.predicate` | `x.name` on an object without `name` |
-| `AbsentKey` | `harness.contracts.predicate` | `x[k]` with no key or index k |
-| `PredicateTypeError` | `harness.contracts.predicate` | an operation on values of the wrong type |
-| `BudgetExceeded` | `harness.contracts.predicate` | too many steps, or a value too large |
+| `PredicateError` (ValueError) | `harness.contracts.predicate.errors` | not in the language |
+| `PredicateRuntimeError` | `harness.contracts.predicate.errors` | evaluation failed (`reason`) |
+| `MissingPath` | `harness.contracts.predicate.errors` | `x.name` on an object without `name` |
+| `AbsentKey` | `harness.contracts.predicate.errors` | `x[k]` with no key or index k |
+| `PredicateTypeError` | `harness.contracts.predicate.errors` | values of the wrong type |
+| `BudgetExceeded` | `harness.contracts.predicate.errors` | too many steps, or a value too large |
 | `ClauseCompileError` (ValueError) | `harness.checker.probes` | a clause does not compile |
-| `ScanError` (ValueError) | `harness.scanner` | the scanned source cannot be read or parsed |
+| `ScanError` (ValueError) | `harness.scanner.flags` | the scanned source cannot be read or parsed |
 | `StaleMutant` | `harness.mutation.apply` | the installed function is not the mutant's original |
 | `MutantCompileError` | `harness.mutation.apply` | the mutated text does not compile |
 | `DefinitionError` | `harness.mutation.apply` | defining the mutated function raises |
