@@ -11,7 +11,7 @@ import pytest
 from mutation_support import ADAPTER, CLOSED, CONTROLS, ROOT, TARGET, TOOLS, context, new_violations
 
 import harness.mutation.enumerate as enumerate_module
-import harness.mutation.sites as sites_module
+import harness.mutation.sites.context as site_context_module
 from harness.checker.verdicts import DefectClass
 from harness.mutation.ast_operator import render
 from harness.mutation.closed_world import context_writes
@@ -137,7 +137,7 @@ def test_other_operators_keep_their_ids_unless_they_touched_volatile_state(
     def nothing(adapter: object, contract: object) -> frozenset[str]:
         return frozenset()
 
-    monkeypatch.setattr(sites_module, "volatile_fields", nothing)
+    monkeypatch.setattr(site_context_module, "volatile_fields", nothing)  # where site_context looks
     monkeypatch.setattr(enumerate_module, "volatile_fields", nothing)
     before_pairs = enumerate_pairs(TARGET, TOOLS, others)
     monkeypatch.undo()

@@ -176,6 +176,6 @@ class StaticScannerChecker:
                 *here.glob("*.py"),
                 harness / "defects.py",
                 harness / "checker" / "verdicts.py",
-                harness / "mutation" / "sites.py",
+                *(harness / "mutation" / "sites").glob("*.py"),
             ]
         )
