@@ -50,8 +50,8 @@ from harness.errors import HarnessError, Problem, UserError
 from harness.execution.draw import DrawnPair
 from harness.execution.freeze import installed_inputs, installed_part
 from harness.execution.ledger import PairScore, PairStatus
+from harness.execution.pair_scoring import PairOutcome, RunJob, write_baseline
 from harness.execution.plan import Plan
-from harness.execution.runner import PairOutcome, RunJob, write_baseline
 
 CONNECT_TIMEOUT = "30s"
 CLOSE_TIMEOUT = 30  # seconds

@@ -33,7 +33,7 @@ from harness.errors import Problem, UserError
 from harness.execution.draw import DrawnPair
 from harness.execution.isolation import die_with_parent, ignore_stop_signals, limit_self
 from harness.execution.ledger import PairScore, PairStatus
-from harness.execution.runner import (
+from harness.execution.pair_scoring import (
     Executor,
     PairOutcome,
     RunContext,
