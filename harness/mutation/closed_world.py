@@ -35,7 +35,7 @@ from harness.mutation.checks import (
     shifted,
     validity_checks,
 )
-from harness.mutation.model import Arm, SiteContext, example
+from harness.mutation.model import TRANSFER, WITHDRAW, Arm, SiteContext, example
 from harness.mutation.sites import (
     FunctionNode,
     Guard,
@@ -126,13 +126,7 @@ class PhantomEffect(AstOperator):
     defect_class = DefectClass.PHANTOM_EFFECT
     examples = (
         example(
-            """\
-def withdraw(bank, account, amount):
-    if amount > bank.balances[account]:
-        raise ValueError("insufficient funds")
-    bank.balances[account] -= amount
-    return "ok"
-""",
+            WITHDRAW,
             """\
 def withdraw(bank, account, amount):
     if amount > bank.balances[account]:
@@ -213,13 +207,7 @@ class UnenforcedPrecondition(AstOperator):
     defect_class = DefectClass.UNENFORCED_PRECONDITION
     examples = (
         example(
-            """\
-def withdraw(bank, account, amount):
-    if amount > bank.balances[account]:
-        raise ValueError("insufficient funds")
-    bank.balances[account] -= amount
-    return "ok"
-""",
+            WITHDRAW,
             """\
 def withdraw(bank, account, amount):
     pass
@@ -314,13 +302,7 @@ class IgnoredArgument(AstOperator):
     defect_class = DefectClass.IGNORED_ARGUMENT
     examples = (
         example(
-            """\
-def withdraw(bank, account, amount):
-    if amount > bank.balances[account]:
-        raise ValueError("insufficient funds")
-    bank.balances[account] -= amount
-    return "ok"
-""",
+            WITHDRAW,
             """\
 def withdraw(bank, account, amount):
     if amount > bank.balances[account]:
@@ -375,12 +357,7 @@ class PartialEffect(AstOperator):
     defect_class = DefectClass.PARTIAL_EFFECT
     examples = (
         example(
-            """\
-def transfer(bank, src, dst, amount):
-    bank.balances[src] -= amount
-    bank.balances[dst] += amount
-    return "done"
-""",
+            TRANSFER,
             """\
 def transfer(bank, src, dst, amount):
     pass
@@ -410,12 +387,7 @@ class InvariantBreak(AstOperator):
     defect_class = DefectClass.INVARIANT_BREAK
     examples = (
         example(
-            """\
-def transfer(bank, src, dst, amount):
-    bank.balances[src] -= amount
-    bank.balances[dst] += amount
-    return "done"
-""",
+            TRANSFER,
             """\
 def transfer(bank, src, dst, amount):
     bank.balances[src] = bank.balances[src]

@@ -14,7 +14,7 @@ import itertools
 from typing import Any
 
 from harness.mutation.ast_operator import AstOperator, body_start, replace_statement
-from harness.mutation.model import Arm, SiteContext, example
+from harness.mutation.model import WITHDRAW, Arm, SiteContext, example
 from harness.mutation.sites import (
     FunctionNode,
     is_guard,
@@ -341,13 +341,7 @@ class Reword(AstOperator):
     defect_class = None
     examples = (
         example(
-            """\
-def withdraw(bank, account, amount):
-    if amount > bank.balances[account]:
-        raise ValueError("insufficient funds")
-    bank.balances[account] -= amount
-    return "ok"
-""",
+            WITHDRAW,
             """\
 def withdraw(bank, account, amount):
     if amount > bank.balances[account]:
@@ -388,13 +382,7 @@ class Extract(AstOperator):
     defect_class = None
     examples = (
         example(
-            """\
-def withdraw(bank, account, amount):
-    if amount > bank.balances[account]:
-        raise ValueError("insufficient funds")
-    bank.balances[account] -= amount
-    return "ok"
-""",
+            WITHDRAW,
             """\
 def withdraw(bank, account, amount):
     def _check_guard():

@@ -82,6 +82,21 @@ class SiteContext(_Frozen):
     )
 
 
+# The functions most operator examples start from (`OperatorExample.before`).
+WITHDRAW = """\
+def withdraw(bank, account, amount):
+    if amount > bank.balances[account]:
+        raise ValueError("insufficient funds")
+    bank.balances[account] -= amount
+    return "ok"
+"""
+TRANSFER = """\
+def transfer(bank, src, dst, amount):
+    bank.balances[src] -= amount
+    bank.balances[dst] += amount
+    return "done"
+"""
+
 _EXAMPLE_CONTEXT = SiteContext(tool="example", is_tool_function=True, is_reset=False)
 
 
