@@ -33,14 +33,23 @@ def harness(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def rows(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
+def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("trace") / "out"
     done = harness(
         "trace", "tau2-airline", "tau2-telecom", "--from", "results/tau2-baseline",
         "--out", str(out),
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    return [json.loads(line) for line in (out / "trace.jsonl").read_text().splitlines()]
+    return out
+
+
+def jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def rows(out: Path) -> list[dict[str, Any]]:
+    return jsonl(out / "trace.jsonl")
 
 
 def test_send_certificate_is_exposed_only_through_the_whole_database_hash(rows):
@@ -116,3 +125,20 @@ def test_the_shipped_verdict_of_a_gold_path_and_of_a_path_without_it():
     without = [c for c in gold if c.tool != "refuel_data"]
     assert len(without) < len(gold)
     assert source.run(REFUEL_TASK, without).verdict is False  # the refuelling assertion fails
+
+
+def test_refuel_data_repair_and_its_positive_control(out):
+    (repair,) = jsonl(out / "repairs.jsonl")
+    assert (repair["status"], repair["tool"], repair["still_violated"]) == (
+        "validated", "refuel_data", []
+    )  # fmt: skip
+    controls = jsonl(out / "controls.jsonl")
+    assert len(controls) == 50 and all(c["state_changed"] for c in controls)
+    # the independent verdict (pre.active on the path) fails every defective path, holds repaired
+    assert not any(c["unrepaired"]["independent_pass"] for c in controls)
+    assert all(c["repaired"]["independent_pass"] for c in controls)
+    # the shipped assertions pass some paths that refuel a suspended line, and fail them once
+    # the tool refuses: the score rewards the defect there
+    rewarded = [c for c in controls if c["unrepaired"]["shipped_pass"]]
+    assert rewarded and all(not c["repaired"]["shipped_pass"] for c in rewarded)
+    assert all(c["verdict_changed"] == c["unrepaired"]["shipped_pass"] for c in controls)
