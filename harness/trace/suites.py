@@ -51,6 +51,10 @@ class PathRun:
 
 
 class TaskSource(Protocol):
+    """A benchmark's tasks. A source may also define `read_sites(task_id, live)`, used
+    instead of walking `evaluators(task_id)` when its scoring is not one Python function per
+    task (tau2: a database hash, assertion methods named by the task's data)."""
+
     name: str
 
     def task_ids(self) -> list[str]: ...
