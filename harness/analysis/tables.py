@@ -613,9 +613,11 @@ def cause_table(causes: Sequence[MissCauseRow], meta: RunMeta, post_hoc: bool) -
 # --- grader arm ---------------------------------------------------------------------------
 
 GRADER_NOTE = (
-    "grader = the target's own grader (AgentDojo's utility checks), replayed on the ground "
-    "truth of every user task that calls the pair's tool; caught = some task's utility "
-    "verdict changed under the mutant."
+    "grader = the target's own grader, replayed with no model on the ground truth of every "
+    "task that calls the pair's tool (AgentDojo: each user task's utility check; tau2-bench: "
+    "the port's db_match and env_assertions per task, where db_match rebuilds its expected "
+    "database with the same, mutated, tools, so it cannot change its verdict under a "
+    "deterministic mutant); caught = some task's verdict changed under the mutant."
 )
 
 
