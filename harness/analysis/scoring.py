@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import cached_property
 
+import numpy as np
 import pandas as pd
 
 from harness.analysis.statistics import (
@@ -124,21 +125,39 @@ def _flag(column: pd.Series) -> pd.Series:
     return column.fillna(False).astype(bool)
 
 
+def _bools(column: pd.Series) -> np.ndarray:
+    """A bool or nullable boolean column as a numpy bool array, <NA> counted as False."""
+    return column.to_numpy(dtype=bool, na_value=False)
+
+
 def count(frame: pd.DataFrame) -> Counts:
-    """The outcome counts of the frame's pairs."""
-    statuses = frame["status"].value_counts()  # every category, zero where absent
-    scored_pairs = scored(frame)
+    """The outcome counts of the frame's pairs (numpy reductions over its columns: the
+    tables call this hundreds of times on small slices, where pandas' per-call cost
+    dominates)."""
+    status = frame["status"]
+    statuses = dict(
+        zip(
+            status.cat.categories,
+            np.bincount(status.cat.codes.to_numpy(), minlength=len(status.cat.categories)),
+            strict=True,
+        )
+    )
+    in_n = _bools(frame["in_n"])
+    scored_detected = in_n & _bools(frame["detected"])
     return Counts(
         detected=int(statuses[PairStatus.DETECTED.value]),
         missed=int(statuses[PairStatus.MISSED.value]),
         untestable=int(statuses[PairStatus.UNTESTABLE.value]),
-        error=int((frame["undecided"] & (frame["status"] != PairStatus.UNTESTABLE.value)).sum()),
-        infra=int((~frame["in_n"]).sum()),
-        class_matched=int(class_matched(scored_pairs).sum()),
-        live=int(_flag(scored_pairs["live"]).sum()),
-        escapes=int(scored_pairs["escape"].sum()),
+        error=int(
+            sum(statuses[s.value] for s in PairStatus if s.undecided)
+            - statuses[PairStatus.UNTESTABLE.value]
+        ),
+        infra=int((~in_n).sum()),
+        class_matched=int((scored_detected & _bools(frame["class_matched"])).sum()),
+        live=int((in_n & _bools(frame["live"])).sum()),
+        escapes=int((in_n & _bools(frame["escape"])).sum()),
         mutants=int(frame["mutant_id"].nunique()),
-        post_hoc=bool(frame["post_hoc"].any()),
+        post_hoc=bool(_bools(frame["post_hoc"]).any()),
     )
 
 
@@ -162,6 +181,37 @@ class Rate:
         return cluster_bootstrap(self.clusters)
 
 
+# The columns the counts read: the tables slice the frame hundreds of times, and a slice
+# copies every column it keeps.
+COUNTED = [
+    "mutant_id",
+    "target",
+    "tool",
+    "arm",
+    "arm_kind",
+    "scope",
+    "operator",
+    "defect_class",
+    "status",
+    "in_n",
+    "detected",
+    "undecided",
+    "class_matched",
+    "live",
+    "escape",
+    "miss_cause",
+    "grader_caught",
+    "grader_task_ids",
+    "predicted",
+    "post_hoc",
+]
+
+
+def counted(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with only the columns the counts read (`COUNTED`)."""
+    return frame[COUNTED]
+
+
 def groups(frame: pd.DataFrame, by: list[str]) -> list[tuple[tuple[str, ...], pd.DataFrame]]:
     """The frame's non-empty groups by the columns `by`, keyed by their values as strings, in
     sorted key order."""
@@ -174,17 +224,23 @@ def groups(frame: pd.DataFrame, by: list[str]) -> list[tuple[tuple[str, ...], pd
 
 
 def clusters_of(frame: pd.DataFrame, success: Success) -> list[tuple[int, int]]:
-    """(successes, size) per (target, tool), in sorted order."""
+    """(successes, size) per (target, tool), in sorted order: a group-by on the two
+    categorical columns' codes (numpy, for the same reason as `count`)."""
     if frame.empty:
         return []
-    cells = (
-        success(frame)
-        .astype(bool)
-        .groupby([frame["target"], frame["tool"]], observed=True)
-        .agg(["sum", "size"])
-    )
-    found = ((tuple(map(str, key)), int(s), int(n)) for key, s, n in cells.itertuples())
-    return [(s, n) for _, s, n in sorted(found)]
+    target, tool = frame["target"].cat, frame["tool"].cat
+    key = target.codes.to_numpy(dtype=np.int64) * len(tool.categories) + tool.codes.to_numpy()
+    cells, cell = np.unique(key, return_inverse=True)
+    sizes = np.bincount(cell, minlength=len(cells))
+    successes = np.bincount(cell, weights=_bools(success(frame)), minlength=len(cells))
+    names = [
+        (
+            str(target.categories[k // len(tool.categories)]),
+            str(tool.categories[k % len(tool.categories)]),
+        )
+        for k in cells
+    ]
+    return [(int(s), int(n)) for _, s, n in sorted(zip(names, successes, sizes, strict=True))]
 
 
 def rate(frame: pd.DataFrame, success: Success) -> Rate:
@@ -256,6 +312,7 @@ def _recall_row(scope: Scope, operator: str, frame: pd.DataFrame) -> RecallRow:
 
 def closed_world_recall(frame: pd.DataFrame) -> list[RecallRow]:
     """Per scope (real, toy — when it has pairs — then pooled): each operator, then all."""
+    frame = counted(frame)
     arm = of_kind(frame, ArmKind.CLOSED_WORLD)
     out: list[RecallRow] = []
     for scope in Scope:
@@ -278,6 +335,7 @@ OBSERVATION_AXES: dict[DefectClass, str] = {
 def observation_axis_recall(frame: pd.DataFrame) -> list[RecallRow]:
     """Closed-world pairs whose operator instantiates an observation axis, per scope (as in
     `closed_world_recall`): one row per axis (validity, integrity), named by the axis."""
+    frame = counted(frame)
     arm = of_kind(frame, ArmKind.CLOSED_WORLD)
     axis = arm["defect_class"].map({c.value: a for c, a in OBSERVATION_AXES.items()})
     arm = arm.assign(axis=axis.astype(object))[axis.notna()]
@@ -318,6 +376,7 @@ CONTROL_ARMS = (ArmKind.CONTROLS, ArmKind.NEGATIVE_CONTROLS)
 
 def control_specificity(frame: pd.DataFrame) -> list[SpecificityRow]:
     """Per control arm: each operator, then all; then both arms pooled."""
+    frame = counted(frame)
     out: list[SpecificityRow] = []
     for kind in CONTROL_ARMS:
         members = of_kind(frame, kind)
@@ -379,6 +438,7 @@ def _flag_row(scope: Scope, flags: pd.DataFrame) -> FlagPrecisionRow:
 
 def flag_precision(frame: pd.DataFrame) -> list[FlagPrecisionRow]:
     """Per scope (real, toy — when they have flags — then pooled) over every flagged pair."""
+    frame = counted(frame)
     flags = frame[frame["detected"]]
     if flags.empty:
         return []
@@ -453,8 +513,7 @@ class EscapeRow:
 
 
 def _escape_row(operator: str, frame: pd.DataFrame) -> EscapeRow:
-    denominator = scored(frame)
-    live = denominator[_flag(denominator["live"])]
+    live = frame[_bools(frame["in_n"]) & _bools(frame["live"])]
     return EscapeRow(operator, count(frame), rate(live, escaped))
 
 
@@ -466,6 +525,7 @@ def family_of(operator: str) -> str:
 
 def open_world_escapes(frame: pd.DataFrame) -> list[EscapeRow]:
     """Each operator, then each family (`<family>/*`), then all."""
+    frame = counted(frame)
     arm = of_kind(frame, ArmKind.OPEN_WORLD)
     if arm.empty:
         return []
@@ -495,6 +555,7 @@ def _causes(frame: pd.DataFrame) -> dict[str, int]:
 
 def escape_causes(frame: pd.DataFrame) -> list[MissCauseRow]:
     """Open-world misses by cause (every cause listed, in DESIGN.md's order)."""
+    frame = counted(frame)
     arm = of_kind(frame, ArmKind.OPEN_WORLD)
     misses = arm[_status_is(arm, PairStatus.MISSED)]
     if misses.empty:
@@ -544,6 +605,7 @@ def _cause_count_row(scope: Scope, operator: str, frame: pd.DataFrame) -> CauseC
 def closed_world_miss_causes(frame: pd.DataFrame) -> list[CauseCountRow]:
     """Per scope (real, toy, pooled, as in `closed_world_recall`): each operator, then all.
     Empty when the closed-world arm has no miss."""
+    frame = counted(frame)
     arm = of_kind(frame, ArmKind.CLOSED_WORLD)
     if not _status_is(arm, PairStatus.MISSED).any():
         return []
@@ -572,6 +634,7 @@ class ToolRow:
 
 def per_tool(frame: pd.DataFrame) -> list[ToolRow]:
     """Per (arm kind, target, tool), in that order."""
+    frame = counted(frame)
     return [
         ToolRow(arm, target, tool, count(group), rate(scored(group), detected))
         for (arm, target, tool), group in groups(frame, ["arm_kind", "target", "tool"])
@@ -632,6 +695,7 @@ def _grader_row(arm: str, operator: str, frame: pd.DataFrame) -> GraderRow:
 def grader_arm(frame: pd.DataFrame) -> list[GraderRow]:
     """Per defect-injecting arm with grader data: each operator, then all; then both arms
     pooled. Empty when no pair carries a grader verdict."""
+    frame = counted(frame)
     members = with_grader(frame)
     out: list[GraderRow] = []
     for kind in GRADER_ARMS:
@@ -673,6 +737,7 @@ def _task_union(ids: pd.Series) -> tuple[str, ...]:
 
 def grader_tasks_by_tool(frame: pd.DataFrame) -> list[GraderToolRow]:
     """Per (target, tool) with grader data: pairs, pairs the grader caught, the tasks."""
+    frame = counted(frame)
     return [
         GraderToolRow(
             target,
