@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.analysis.frame import ledger_frame
 from harness.analysis.predictions import (
     Outcome,
     PredictionKind,
@@ -139,25 +140,30 @@ def _flag(arm: str, operator: str, tool: str, predicted: Verdict | None = None) 
 
 def test_flag_precision_of_25_correct_flags_has_the_published_lower_bound():
     flags = [_flag("closed_world", "M-PHANTOM", f"tool{i % 5}") for i in range(25)]
-    (pooled,) = [r for r in flag_precision(flags) if r.scope is Scope.POOLED]
+    (pooled,) = [r for r in flag_precision(ledger_frame(flags)) if r.scope is Scope.POOLED]
     assert (pooled.flags, pooled.precision.x, pooled.false_flags) == (25, 25, 0)
     assert round(pooled.precision.plain[0], 3) == 0.867  # DESIGN.md: 25 of 25 → 0.867
     assert round(pooled.precision.clustered.lo, 3) == 0.867  # no spread across tools
 
 
+def _correct(row: LedgerRow) -> bool:
+    (correct,) = correct_flag(ledger_frame([row])).tolist()
+    return correct
+
+
 def test_false_flags_are_those_on_controls_and_on_conforming_negative_controls():
-    assert correct_flag(_flag("closed_world", "M-PHANTOM", "t"))
-    assert correct_flag(_flag("open_world", "CR-core/X", "t"))
-    assert not correct_flag(_flag("controls", "C-REORDER", "t"))
-    assert not correct_flag(_flag("negative_controls", "NC-a", "t", Verdict.CONFORMS))
-    assert correct_flag(_flag("negative_controls", "NC-b", "t", Verdict.VIOLATES))
+    assert _correct(_flag("closed_world", "M-PHANTOM", "t"))
+    assert _correct(_flag("open_world", "CR-core/X", "t"))
+    assert not _correct(_flag("controls", "C-REORDER", "t"))
+    assert not _correct(_flag("negative_controls", "NC-a", "t", Verdict.CONFORMS))
+    assert _correct(_flag("negative_controls", "NC-b", "t", Verdict.VIOLATES))
     rows = [
         _flag("closed_world", "M-PHANTOM", "a"),
         _flag("closed_world", "M-PHANTOM", "b"),
         _flag("controls", "C-REORDER", "a"),
         _flag("negative_controls", "NC-a", "b", Verdict.CONFORMS),
     ]
-    (pooled,) = flag_precision(rows)[-1:]
+    (pooled,) = flag_precision(ledger_frame(rows))[-1:]
     assert (pooled.flags, pooled.on_mutants, pooled.on_controls, pooled.on_negative_controls) == (
         4,
         2,

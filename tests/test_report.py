@@ -14,6 +14,7 @@ from rich.console import Console
 
 from harness.analysis import compare, main_tables, report
 from harness.analysis.compare import comparison_table
+from harness.analysis.frame import ledger_frame
 from harness.analysis.macros import MACRO_NAME, macro_word, unique_names
 from harness.analysis.mutation_report import status_of
 from harness.analysis.plots import DPI, MARGIN_INCHES, ROW_INCHES, WIDTH_INCHES
@@ -126,7 +127,7 @@ def test_the_goldens_hold_the_numbers_the_ledger_implies() -> None:
 
 def test_real_and_toy_rows_are_separate_and_pooled() -> None:
     _, rows = load_run(FIXTURE)
-    recall = {(r.scope, r.operator): r for r in closed_world_recall(rows)}
+    recall = {(r.scope, r.operator): r for r in closed_world_recall(ledger_frame(rows))}
     for operator in ("M-PHANTOM", ALL):
         toy, real = recall[(Scope.TOY, operator)], recall[(Scope.REAL, operator)]
         pooled = recall[(Scope.POOLED, operator)]
@@ -142,7 +143,7 @@ def test_real_and_toy_rows_are_separate_and_pooled() -> None:
 def test_toy_only_ledger_has_no_real_rows() -> None:
     _, rows = load_run(FIXTURE)
     toy = [r for r in rows if r.target == "toy_domain"]
-    scopes = {r.scope for r in closed_world_recall(toy)}
+    scopes = {r.scope for r in closed_world_recall(ledger_frame(toy))}
     assert scopes == {Scope.TOY, Scope.POOLED}
 
 
@@ -204,7 +205,7 @@ def test_recall_rows_show_counted_only_rate_and_unknown_share_beside_the_bounds(
     md = markdown(next(t for t in build_tables(rows, meta) if t.name == "closed_world_recall"))
     assert "| evidence bounds | P/(P+F) | U/N |" in md
     # real M-PRECOND: P 1, F 1, U 2 (untestable + timeout) of n 4 → bounds [0.25, 0.75]
-    assert "| 0.250 | [0.046, 0.699] | [0.250, 0.750] | 0.500 | 0.500 |" in md
+    assert "| 0.250 | [0.046, 0.699] | [0.000, 0.750] | [0.250, 0.750] | 0.500 | 0.500 |" in md
 
 
 def test_closed_world_misses_by_cause_per_operator_and_scope() -> None:
@@ -258,7 +259,7 @@ def test_grader_arm_counts_on_the_fixture() -> None:
     """Twelve agentdojo-banking pairs: 10 with a grader verdict in the closed and open
     worlds (a compile_error and an infra_error carry none); no other target has a grader."""
     _, rows = load_run(FIXTURE)
-    table = {(r.arm, r.operator): r for r in grader_arm(rows)}
+    table = {(r.arm, r.operator): r for r in grader_arm(ledger_frame(rows))}
     assert list(table) == [
         ("closed_world", "M-PHANTOM"),
         ("closed_world", "M-PRECOND"),
@@ -314,7 +315,7 @@ def test_grader_arm_table_and_macros() -> None:
 
 def test_grader_tasks_by_tool_on_the_fixture() -> None:
     meta, rows = load_run(FIXTURE)
-    tools = {(r.target, r.tool): r for r in grader_tasks_by_tool(rows)}
+    tools = {(r.target, r.tool): r for r in grader_tasks_by_tool(ledger_frame(rows))}
     assert {target for target, _ in tools} == {GRADER_TARGET}
     send = tools[(GRADER_TARGET, "send_money")]
     assert (send.pairs, send.caught) == (4, 4)  # the infra_error pair is not counted
@@ -365,10 +366,10 @@ def test_grader_tables_leave_out_controls_and_rows_without_a_verdict() -> None:
         }
     )
     crash = _row(PairStatus.CRASH).model_copy(update={"target": GRADER_TARGET})
-    before = [(r.n, r.grader.x) for r in grader_arm(rows)]
-    assert [(r.n, r.grader.x) for r in grader_arm([*rows, control, crash])] == before
-    tools = grader_tasks_by_tool([*rows, control, crash])
-    assert tools == grader_tasks_by_tool(rows)
+    before = [(r.n, r.grader.x) for r in grader_arm(ledger_frame(rows))]
+    assert [(r.n, r.grader.x) for r in grader_arm(ledger_frame([*rows, control, crash]))] == before
+    tools = grader_tasks_by_tool(ledger_frame([*rows, control, crash]))
+    assert tools == grader_tasks_by_tool(ledger_frame(rows))
 
 
 def test_no_grader_data_omits_the_grader_tables(example_report, tmp_path) -> None:
@@ -402,7 +403,7 @@ def test_version_one_rows_parse_and_report(tmp_path) -> None:
     (run / "run.json").write_text((FIXTURE / "run.json").read_text())
     _, rows = load_run(run)
     assert len(rows) == 44 and all(r.grader_caught is None for r in rows)
-    assert grader_arm(rows) == [] and grader_tasks_by_tool(rows) == []
+    assert grader_arm(ledger_frame(rows)) == [] and grader_tasks_by_tool(ledger_frame(rows)) == []
     result = report(run, tmp_path / "out")
     assert NO_GRADER_NOTE in result.notes
     assert not any(p.name.startswith("grader_") for p in result.tables)

@@ -3,7 +3,7 @@ paper cites. Offline and deterministic; nothing here runs a checker or a mutant.
 
   frame            the ledger as a pandas DataFrame (load_ledger, load_ledgers)
   statistics       Wilson, ICC, design effect, cluster bootstrap, evidence bounds
-  scoring          ledger rows → counts and rates per arm, operator, scope, tool, and the
+  scoring          the ledger frame → counts, rates per arm, operator, scope, tool, and the
                    grader arm (checker beside the target's own grader, where it has one)
   tables / render  tables as data; Markdown, LaTeX, CSV (from DataFrames) and rich
   macros           LaTeX macro names for every number

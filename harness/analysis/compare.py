@@ -14,13 +14,15 @@ false-positive rate: higher is worse.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
+
+from harness.analysis.frame import ledger_frame
 from harness.analysis.runs import RunMeta, load_run
-from harness.analysis.scoring import ALL, Counts, clusters_of, count, detected, scored
+from harness.analysis.scoring import ALL, Counts, clusters_of, count, detected, groups, scored
 from harness.analysis.statistics import (
     Bounds,
     Claim,
@@ -58,9 +60,10 @@ class Side:
         return (self.interval.lo, self.upper.hi)
 
 
-def side(rows: Sequence[LedgerRow]) -> Side:
-    counts = count(rows)
-    clusters = clusters_of(scored(rows), detected)
+def side(frame: pd.DataFrame) -> Side:
+    """The numbers of one (arm, operator)'s pairs, a slice of the ledger frame."""
+    counts = count(frame)
+    clusters = clusters_of(scored(frame), detected)
     return Side(
         counts,
         clustered_wilson(counts.detected, clusters),
@@ -98,12 +101,13 @@ class ComparisonResult:
         )
 
 
-def _groups(rows: Sequence[LedgerRow]) -> dict[tuple[str, str], list[LedgerRow]]:
-    groups: dict[tuple[str, str], list[LedgerRow]] = defaultdict(list)
-    for row in rows:
-        groups[(row.arm, row.operator)].append(row)
-        groups[(row.arm, ALL)].append(row)
-    return groups
+def _groups(frame: pd.DataFrame) -> dict[tuple[str, str], pd.DataFrame]:
+    """Each (arm, operator)'s pairs, and each arm's as (arm, all)."""
+    out: dict[tuple[str, str], pd.DataFrame] = {}
+    for (arm,), members in groups(frame, ["arm"]):
+        out |= {(arm, op): g for (op,), g in groups(members, ["operator"])}
+        out[(arm, ALL)] = members
+    return out
 
 
 def _order(key: tuple[str, str]) -> tuple[str, bool, str]:
@@ -113,7 +117,8 @@ def _order(key: tuple[str, str]) -> tuple[str, bool, str]:
 def compare_rows(
     rows_a: Sequence[LedgerRow], meta_a: RunMeta, rows_b: Sequence[LedgerRow], meta_b: RunMeta
 ) -> ComparisonResult:
-    groups_a, groups_b = _groups(rows_a), _groups(rows_b)
+    groups_a = _groups(ledger_frame(rows_a, meta_a))
+    groups_b = _groups(ledger_frame(rows_b, meta_b))
     out = []
     for key in sorted(set(groups_a) | set(groups_b), key=_order):
         a = side(groups_a[key]) if key in groups_a else None

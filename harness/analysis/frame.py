@@ -41,6 +41,7 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("miss_cause", "category", "for a miss: no_clause, probe_unrevealing, unreached, …"),
     ("grader_caught", "boolean", "some task's utility verdict changed; <NA>: no grader"),
     ("grader_tasks", "Int64", "how many tasks' utility verdicts changed"),
+    ("grader_task_ids", "string", "those tasks' ids, comma-separated; <NA>: no grader"),
     ("tool_verdict", "category", "the checker's roll-up for the tool under the mutant"),
     ("predicted", "category", "negative controls: the verdict predicted before the first run"),
     ("new_violations", "string", "clause ids of the new VIOLATES, comma-separated"),
@@ -61,10 +62,10 @@ _CATEGORIES: dict[str, list[str]] = {
 }
 
 
-def _record(row: LedgerRow, meta: RunMeta) -> dict[str, object]:
+def _record(row: LedgerRow, meta: RunMeta | None) -> dict[str, object]:
     return {
-        "plan": meta.plan,
-        "run": meta.run,
+        "plan": meta.plan if meta else None,
+        "run": meta.run if meta else None,
         "freeze_id": row.freeze_id,
         "pair_id": row.pair_id,
         "mutant_id": row.mutant_id,
@@ -86,6 +87,7 @@ def _record(row: LedgerRow, meta: RunMeta) -> dict[str, object]:
         "miss_cause": row.miss_cause.value if row.miss_cause else None,
         "grader_caught": row.grader_caught,
         "grader_tasks": len(row.grader_tasks) if row.grader_caught is not None else None,
+        "grader_task_ids": ", ".join(row.grader_tasks) if row.grader_caught is not None else None,
         "tool_verdict": row.tool_verdict.value if row.tool_verdict else None,
         "predicted": row.predicted.value if row.predicted else None,
         "new_violations": ", ".join(v.clause_id for v in row.new_violations) or None,
@@ -96,8 +98,9 @@ def _record(row: LedgerRow, meta: RunMeta) -> dict[str, object]:
     }
 
 
-def ledger_frame(rows: Iterable[LedgerRow], meta: RunMeta) -> pd.DataFrame:
-    """The frame of already-loaded rows (see `load_ledger`)."""
+def ledger_frame(rows: Iterable[LedgerRow], meta: RunMeta | None = None) -> pd.DataFrame:
+    """The frame of already-loaded rows (see `load_ledger`); without `meta`, plan and run
+    are <NA> (the scoring reads neither)."""
     records = [_record(row, meta) for row in rows]
     frame = pd.DataFrame.from_records(records, columns=[name for name, _, _ in COLUMNS])
     for name, dtype, _ in COLUMNS:

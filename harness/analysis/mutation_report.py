@@ -230,6 +230,8 @@ def mutation_report(
         source = files[path].source
         span = change_span(source, mutant.diff) if mutant else None
         location, replacement = span if span else (_whole_function(site, source), None)
+        if mutant and span is None:  # the installed source moved on since the draw
+            where += " (source changed since the draw: whole function shown)"
         files[path].mutants.append(
             MutantResult(
                 id=row.pair_id,

@@ -22,6 +22,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+import pandas as pd
+
+from harness.analysis.frame import ledger_frame
 from harness.analysis.scoring import (
     ALL,
     Scope,
@@ -101,8 +104,8 @@ def _share(value: float | None) -> str | None:
 NO_PAIRS: Bounds = (0.0, 1.0)
 
 
-def _recall_rows(rows: Sequence[LedgerRow], floors: dict[str, float]) -> list[PredictionRow]:
-    recall = closed_world_recall(rows)
+def _recall_rows(frame: pd.DataFrame, floors: dict[str, float]) -> list[PredictionRow]:
+    recall = closed_world_recall(frame)
     out = []
     for operator, floor in floors.items():
         name = ALL if operator == POOLED_KEY else operator
@@ -133,10 +136,10 @@ def _untested(kind: PredictionKind, subject: str, predicted: str) -> PredictionR
     )
 
 
-def _precision_rows(rows: Sequence[LedgerRow], floor: float | None) -> list[PredictionRow]:
+def _precision_rows(frame: pd.DataFrame, floor: float | None) -> list[PredictionRow]:
     if floor is None:
         return []
-    found = flag_precision(rows)
+    found = flag_precision(frame)
     out = []
     for r in found:
         interval = (r.precision.clustered.lo, r.precision.clustered.hi)
@@ -156,8 +159,8 @@ def _precision_rows(rows: Sequence[LedgerRow], floor: float | None) -> list[Pred
     return out or [_untested(PredictionKind.PRECISION_FLOOR, "flags", f"≥ {floor:.3f}")]
 
 
-def _escape_rows(rows: Sequence[LedgerRow], ceilings: dict[str, float]) -> list[PredictionRow]:
-    escapes = {r.operator: r for r in open_world_escapes(rows)}
+def _escape_rows(frame: pd.DataFrame, ceilings: dict[str, float]) -> list[PredictionRow]:
+    escapes = {r.operator: r for r in open_world_escapes(frame)}
     out = []
     for operator, ceiling in ceilings.items():
         r = escapes.get(ALL if operator == POOLED_KEY else operator)
@@ -181,8 +184,9 @@ def _escape_rows(rows: Sequence[LedgerRow], ceilings: dict[str, float]) -> list[
     return out
 
 
-def _control_rows(rows: Sequence[LedgerRow]) -> list[PredictionRow]:
-    targets = {(r.operator, r.tool): r.target for r in rows}
+def _control_rows(frame: pd.DataFrame) -> list[PredictionRow]:
+    keys = zip(frame["operator"].tolist(), frame["tool"].tolist(), strict=True)
+    targets = dict(zip(keys, frame["target"].tolist(), strict=True))
     return [
         PredictionRow(
             PredictionKind.NEGATIVE_CONTROL,
@@ -195,21 +199,29 @@ def _control_rows(rows: Sequence[LedgerRow]) -> list[PredictionRow]:
             verdict_outcome(r.predicted, r.observed),
             r.post_hoc,
         )
-        for r in negative_controls(rows)
+        for r in negative_controls(frame)
     ]
 
 
 def score_predictions(
     rows: Sequence[LedgerRow], predictions: Predictions | None
 ) -> list[PredictionRow]:
+    """`score_frame_predictions` on the frame of `rows`."""
+    return score_frame_predictions(ledger_frame(rows), predictions)
+
+
+def score_frame_predictions(
+    frame: pd.DataFrame, predictions: Predictions | None
+) -> list[PredictionRow]:
     """Every prediction of the plan (`predictions`; None when unknown) and every negative
-    control's predicted verdict (carried by its ledger row), in that order."""
+    control's predicted verdict (carried by its ledger row), in that order, from the ledger
+    frame (`ledger_frame`)."""
     out: list[PredictionRow] = []
     if predictions is not None:
-        out += _recall_rows(rows, predictions.recall_floor)
-        out += _precision_rows(rows, predictions.precision_floor)
-        out += _escape_rows(rows, predictions.escape_rate_ceiling)
-    return out + _control_rows(rows)
+        out += _recall_rows(frame, predictions.recall_floor)
+        out += _precision_rows(frame, predictions.precision_floor)
+        out += _escape_rows(frame, predictions.escape_rate_ceiling)
+    return out + _control_rows(frame)
 
 
 def failed(predictions: Sequence[PredictionRow]) -> list[PredictionRow]:

@@ -33,7 +33,7 @@ from harness.analysis.frame import ledger_frame
 from harness.analysis.html_report import render_html
 from harness.analysis.macros import render_macros
 from harness.analysis.mutation_report import mutation_report, validate_report
-from harness.analysis.predictions import PredictionRow, score_predictions
+from harness.analysis.predictions import PredictionRow, score_frame_predictions
 from harness.analysis.render import (
     latex_escape,
     number,
@@ -179,11 +179,12 @@ def report(run_dir: Path, out_dir: Path | None = None, strict: bool = False) -> 
         notes.append(f"the plan's predictions are unknown ({why}): only negative controls scored")
     tables = build_tables(rows, run)
     table_paths = write_tables(tables, out_dir / TABLES_DIR)
-    if not with_grader(rows):
+    frame = ledger_frame(rows, run)
+    if with_grader(frame).empty:
         notes.append(NO_GRADER_NOTE)
 
     figure: Path | None = out_dir / FOREST_PLOT
-    recall = [r for r in closed_world_recall(rows) if r.scope is Scope.POOLED]
+    recall = [r for r in closed_world_recall(frame) if r.scope is Scope.POOLED]
     if recall:
         from harness.analysis.plots import forest_plot  # matplotlib only when plotting
 
@@ -220,7 +221,7 @@ def report(run_dir: Path, out_dir: Path | None = None, strict: bool = False) -> 
     page = out_dir / REPORT_HTML
     headline = [t for t in tables if t.name in MAIN_TABLES]
     forest_png = figure.read_bytes() if figure else None
-    _write(page, render_html(ledger_frame(rows, run), headline, run, corpus, forest_png))
+    _write(page, render_html(frame, headline, run, corpus, forest_png))
     return ReportResult(
         out_dir,
         tuple(table_paths),
@@ -229,5 +230,5 @@ def report(run_dir: Path, out_dir: Path | None = None, strict: bool = False) -> 
         mutation_json,
         tuple(notes),
         page,
-        () if run.comparison_run else tuple(score_predictions(rows, run.predictions)),
+        () if run.comparison_run else tuple(score_frame_predictions(frame, run.predictions)),
     )

@@ -1,16 +1,22 @@
-"""Ledger rows → counts and rates per arm, operator, scope and tool (DESIGN.md, Scoring).
+"""The ledger frame → counts and rates per arm, operator, scope and tool (DESIGN.md, Scoring).
 
-Pure functions over `LedgerRow`s; the statuses and what counts in a denominator come from
-`PairStatus`. A pair's tool (within its target) is its cluster for the design effect.
+Every count is a group-by over the typed columns of the frame `ledger_frame(rows, meta)`
+builds (harness/analysis/frame.py, docs/ledger.md "The ledger as a frame"); the functions
+return the typed rows the tables are built from. Only the per-row columns (`arm_kind`,
+`scope_of`, `is_escape`) are defined here on a `LedgerRow`: the frame computes its columns
+with them. The statuses and what counts in a denominator come from `PairStatus`. A pair's
+tool (within its target) is its cluster for the design effect.
 """
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cached_property
+
+import numpy as np
+import pandas as pd
 
 from harness.analysis.statistics import (
     Bounds,
@@ -44,6 +50,7 @@ _FAMILY_KIND = (
 
 
 def arm_kind(row: LedgerRow) -> ArmKind:
+    """The arm kind of a row: its arm when that names a kind, else its operator's family."""
     if row.arm in _KINDS:
         return ArmKind(row.arm)
     for prefix, kind in _FAMILY_KIND:
@@ -61,6 +68,7 @@ class Scope(StrEnum):
 
 
 def scope_of(row: LedgerRow) -> Scope:
+    """Toy when the row's target is the toy domain, else real."""
     return Scope.TOY if row.target == TOY_TARGET else Scope.REAL
 
 
@@ -108,21 +116,48 @@ def is_escape(row: LedgerRow) -> bool:
     return bool(row.live) and row.status is PairStatus.MISSED
 
 
-def count(rows: Iterable[LedgerRow]) -> Counts:
-    rows = list(rows)
-    statuses = Counter(r.status for r in rows)
-    scored = [r for r in rows if r.status.in_denominator]
+# A success: a frame → a bool Series over its rows (the numerator of a rate).
+Success = Callable[[pd.DataFrame], pd.Series]
+
+
+def _flag(column: pd.Series) -> pd.Series:
+    """A nullable boolean column as plain bool, <NA> counted as False."""
+    return column.fillna(False).astype(bool)
+
+
+def _bools(column: pd.Series) -> np.ndarray:
+    """A bool or nullable boolean column as a numpy bool array, <NA> counted as False."""
+    return column.to_numpy(dtype=bool, na_value=False)
+
+
+def count(frame: pd.DataFrame) -> Counts:
+    """The outcome counts of the frame's pairs (numpy reductions over its columns: the
+    tables call this hundreds of times on small slices, where pandas' per-call cost
+    dominates)."""
+    status = frame["status"]
+    statuses = dict(
+        zip(
+            status.cat.categories,
+            np.bincount(status.cat.codes.to_numpy(), minlength=len(status.cat.categories)),
+            strict=True,
+        )
+    )
+    in_n = _bools(frame["in_n"])
+    scored_detected = in_n & _bools(frame["detected"])
     return Counts(
-        detected=statuses[PairStatus.DETECTED],
-        missed=statuses[PairStatus.MISSED],
-        untestable=statuses[PairStatus.UNTESTABLE],
-        error=sum(n for s, n in statuses.items() if s.undecided and s is not PairStatus.UNTESTABLE),
-        infra=sum(n for s, n in statuses.items() if not s.in_denominator),
-        class_matched=sum(1 for r in scored if r.class_matched and r.status is PairStatus.DETECTED),
-        live=sum(1 for r in scored if r.live),
-        escapes=sum(1 for r in scored if is_escape(r)),
-        mutants=len({r.mutant_id for r in rows}),
-        post_hoc=any(r.post_hoc for r in rows),
+        detected=int(statuses[PairStatus.DETECTED.value]),
+        missed=int(statuses[PairStatus.MISSED.value]),
+        untestable=int(statuses[PairStatus.UNTESTABLE.value]),
+        error=int(
+            sum(statuses[s.value] for s in PairStatus if s.undecided)
+            - statuses[PairStatus.UNTESTABLE.value]
+        ),
+        infra=int((~in_n).sum()),
+        class_matched=int((scored_detected & _bools(frame["class_matched"])).sum()),
+        live=int((in_n & _bools(frame["live"])).sum()),
+        escapes=int((in_n & _bools(frame["escape"])).sum()),
+        mutants=int(frame["mutant_id"].nunique()),
+        post_hoc=bool(_bools(frame["post_hoc"]).any()),
     )
 
 
@@ -146,51 +181,114 @@ class Rate:
         return cluster_bootstrap(self.clusters)
 
 
-def clusters_of(
-    rows: Sequence[LedgerRow], success: Callable[[LedgerRow], bool]
-) -> list[tuple[int, int]]:
-    """(successes, size) per (target, tool), in sorted order."""
-    cells: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
-    for row in rows:
-        cell = cells[(row.target, row.tool)]
-        cell[0] += int(success(row))
-        cell[1] += 1
-    return [(s, n) for _, (s, n) in sorted(cells.items())]
+# The columns the counts read: the tables slice the frame hundreds of times, and a slice
+# copies every column it keeps.
+COUNTED = [
+    "mutant_id",
+    "target",
+    "tool",
+    "arm",
+    "arm_kind",
+    "scope",
+    "operator",
+    "defect_class",
+    "status",
+    "in_n",
+    "detected",
+    "undecided",
+    "class_matched",
+    "live",
+    "escape",
+    "miss_cause",
+    "grader_caught",
+    "grader_task_ids",
+    "predicted",
+    "post_hoc",
+]
 
 
-def rate(rows: Sequence[LedgerRow], success: Callable[[LedgerRow], bool]) -> Rate:
-    """The rate of `success` among `rows` (which must all be in the denominator)."""
-    clusters = clusters_of(rows, success)
+def counted(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with only the columns the counts read (`COUNTED`)."""
+    return frame[COUNTED]
+
+
+def groups(frame: pd.DataFrame, by: list[str]) -> list[tuple[tuple[str, ...], pd.DataFrame]]:
+    """The frame's non-empty groups by the columns `by`, keyed by their values as strings, in
+    sorted key order."""
+    if frame.empty:
+        return []
+    found = frame.groupby(by, observed=True, sort=False)
+    return sorted(
+        ((tuple(str(k) for k in key), group) for key, group in found), key=lambda kv: kv[0]
+    )
+
+
+def clusters_of(frame: pd.DataFrame, success: Success) -> list[tuple[int, int]]:
+    """(successes, size) per (target, tool), in sorted order: a group-by on the two
+    categorical columns' codes (numpy, for the same reason as `count`)."""
+    if frame.empty:
+        return []
+    target, tool = frame["target"].cat, frame["tool"].cat
+    key = target.codes.to_numpy(dtype=np.int64) * len(tool.categories) + tool.codes.to_numpy()
+    cells, cell = np.unique(key, return_inverse=True)
+    sizes = np.bincount(cell, minlength=len(cells))
+    successes = np.bincount(cell, weights=_bools(success(frame)), minlength=len(cells))
+    names = [
+        (
+            str(target.categories[k // len(tool.categories)]),
+            str(tool.categories[k % len(tool.categories)]),
+        )
+        for k in cells
+    ]
+    return [(int(s), int(n)) for _, s, n in sorted(zip(names, successes, sizes, strict=True))]
+
+
+def rate(frame: pd.DataFrame, success: Success) -> Rate:
+    """The rate of `success` among the frame's pairs (which must all be in the denominator)."""
+    clusters = clusters_of(frame, success)
     x = sum(s for s, _ in clusters)
-    n = len(rows)
+    n = len(frame)
     return Rate(x, n, wilson_interval(x, n), clustered_wilson(x, clusters), tuple(clusters))
 
 
-def scored(rows: Iterable[LedgerRow]) -> list[LedgerRow]:
-    return [r for r in rows if r.status.in_denominator]
+def scored(frame: pd.DataFrame) -> pd.DataFrame:
+    """The pairs in the denominator (every status but infra_error)."""
+    return frame[frame["in_n"]]
 
 
-def detected(row: LedgerRow) -> bool:
-    return row.status is PairStatus.DETECTED
+def detected(frame: pd.DataFrame) -> pd.Series:
+    return frame["detected"]
 
 
-def not_flagged(row: LedgerRow) -> bool:
-    return row.status is not PairStatus.DETECTED
+def not_flagged(frame: pd.DataFrame) -> pd.Series:
+    return ~frame["detected"]
 
 
-def class_matched(row: LedgerRow) -> bool:
-    return detected(row) and bool(row.class_matched)
+def class_matched(frame: pd.DataFrame) -> pd.Series:
+    """Detected with the operator's own class."""
+    return frame["detected"] & _flag(frame["class_matched"])
 
 
-def by_operator(rows: Iterable[LedgerRow]) -> dict[str, list[LedgerRow]]:
-    groups: dict[str, list[LedgerRow]] = defaultdict(list)
-    for row in rows:
-        groups[row.operator].append(row)
-    return dict(sorted(groups.items()))
+def escaped(frame: pd.DataFrame) -> pd.Series:
+    return frame["escape"]
 
 
-def of_kind(rows: Iterable[LedgerRow], kind: ArmKind) -> list[LedgerRow]:
-    return [r for r in rows if arm_kind(r) is kind]
+def by_operator(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """(operator, its pairs), by operator name."""
+    return [(key[0], group) for key, group in groups(frame, ["operator"])]
+
+
+def of_kind(frame: pd.DataFrame, kind: ArmKind) -> pd.DataFrame:
+    return frame[frame["arm_kind"] == kind.value]
+
+
+def in_scope(frame: pd.DataFrame, scope: Scope) -> pd.DataFrame:
+    """The pairs of a scope; the pooled scope is every pair."""
+    return frame if scope is Scope.POOLED else frame[frame["scope"] == scope.value]
+
+
+def _status_is(frame: pd.DataFrame, status: PairStatus) -> pd.Series:
+    return frame["status"] == status.value
 
 
 # --- closed world -------------------------------------------------------------------------
@@ -205,22 +303,23 @@ class RecallRow:
     class_matched: Rate
 
 
-def _recall_row(scope: Scope, operator: str, rows: list[LedgerRow]) -> RecallRow:
-    denominator = scored(rows)
+def _recall_row(scope: Scope, operator: str, frame: pd.DataFrame) -> RecallRow:
+    denominator = scored(frame)
     return RecallRow(
-        scope, operator, count(rows), rate(denominator, detected), rate(denominator, class_matched)
+        scope, operator, count(frame), rate(denominator, detected), rate(denominator, class_matched)
     )
 
 
-def closed_world_recall(rows: Iterable[LedgerRow]) -> list[RecallRow]:
+def closed_world_recall(frame: pd.DataFrame) -> list[RecallRow]:
     """Per scope (real, toy — when it has pairs — then pooled): each operator, then all."""
-    arm = of_kind(rows, ArmKind.CLOSED_WORLD)
+    frame = counted(frame)
+    arm = of_kind(frame, ArmKind.CLOSED_WORLD)
     out: list[RecallRow] = []
     for scope in Scope:
-        members = arm if scope is Scope.POOLED else [r for r in arm if scope_of(r) is scope]
-        if not members:
+        members = in_scope(arm, scope)
+        if members.empty:
             continue
-        for operator, group in by_operator(members).items():
+        for operator, group in by_operator(members):
             out.append(_recall_row(scope, operator, group))
         out.append(_recall_row(scope, ALL, members))
     return out
@@ -233,17 +332,20 @@ OBSERVATION_AXES: dict[DefectClass, str] = {
 }
 
 
-def observation_axis_recall(rows: Iterable[LedgerRow]) -> list[RecallRow]:
+def observation_axis_recall(frame: pd.DataFrame) -> list[RecallRow]:
     """Closed-world pairs whose operator instantiates an observation axis, per scope (as in
     `closed_world_recall`): one row per axis (validity, integrity), named by the axis."""
-    arm = [r for r in of_kind(rows, ArmKind.CLOSED_WORLD) if r.defect_class in OBSERVATION_AXES]
+    frame = counted(frame)
+    arm = of_kind(frame, ArmKind.CLOSED_WORLD)
+    axis = arm["defect_class"].map({c.value: a for c, a in OBSERVATION_AXES.items()})
+    arm = arm.assign(axis=axis.astype(object))[axis.notna()]
     out: list[RecallRow] = []
     for scope in Scope:
-        members = arm if scope is Scope.POOLED else [r for r in arm if scope_of(r) is scope]
-        for axis in OBSERVATION_AXES.values():
-            group = [r for r in members if OBSERVATION_AXES.get(r.defect_class) == axis]
-            if group:
-                out.append(_recall_row(scope, axis, group))
+        members = in_scope(arm, scope)
+        for name in OBSERVATION_AXES.values():
+            group = members[members["axis"] == name]
+            if not group.empty:
+                out.append(_recall_row(scope, name, group))
     return out
 
 
@@ -262,27 +364,29 @@ class SpecificityRow:
     false_positive: Rate  # flagged / n
 
 
-def _specificity_row(arm: str, operator: str, rows: list[LedgerRow]) -> SpecificityRow:
-    denominator = scored(rows)
+def _specificity_row(arm: str, operator: str, frame: pd.DataFrame) -> SpecificityRow:
+    denominator = scored(frame)
     return SpecificityRow(
-        arm, operator, count(rows), rate(denominator, not_flagged), rate(denominator, detected)
+        arm, operator, count(frame), rate(denominator, not_flagged), rate(denominator, detected)
     )
 
 
-def control_specificity(rows: Iterable[LedgerRow]) -> list[SpecificityRow]:
+CONTROL_ARMS = (ArmKind.CONTROLS, ArmKind.NEGATIVE_CONTROLS)
+
+
+def control_specificity(frame: pd.DataFrame) -> list[SpecificityRow]:
     """Per control arm: each operator, then all; then both arms pooled."""
-    rows = list(rows)
+    frame = counted(frame)
     out: list[SpecificityRow] = []
-    pooled: list[LedgerRow] = []
-    for kind in (ArmKind.CONTROLS, ArmKind.NEGATIVE_CONTROLS):
-        members = of_kind(rows, kind)
-        if not members:
+    for kind in CONTROL_ARMS:
+        members = of_kind(frame, kind)
+        if members.empty:
             continue
-        pooled += members
-        for operator, group in by_operator(members).items():
+        for operator, group in by_operator(members):
             out.append(_specificity_row(kind.value, operator, group))
         out.append(_specificity_row(kind.value, ALL, members))
-    if pooled:
+    pooled = frame[frame["arm_kind"].isin([k.value for k in CONTROL_ARMS])]
+    if not pooled.empty:
         out.append(_specificity_row(ALL, ALL, pooled))
     return out
 
@@ -290,16 +394,14 @@ def control_specificity(rows: Iterable[LedgerRow]) -> list[SpecificityRow]:
 # --- flag precision -----------------------------------------------------------------------
 
 
-def correct_flag(row: LedgerRow) -> bool:
+def correct_flag(frame: pd.DataFrame) -> pd.Series:
     """A flag (detected) is correct on a mutant, and on a negative control only when the
     plan predicted it to VIOLATE; on a control, or a negative control predicted to CONFORM
     (or to be UNTESTABLE), it is a false flag."""
-    kind = arm_kind(row)
-    if kind is ArmKind.CONTROLS:
-        return False
-    if kind is ArmKind.NEGATIVE_CONTROLS:
-        return row.predicted is Verdict.VIOLATES
-    return True
+    kind = frame["arm_kind"]
+    negative = kind == ArmKind.NEGATIVE_CONTROLS.value
+    violates = frame["predicted"] == Verdict.VIOLATES.value
+    return (kind != ArmKind.CONTROLS.value) & (~negative | violates)
 
 
 @dataclass(frozen=True)
@@ -322,27 +424,28 @@ class FlagPrecisionRow:
         return self.precision.n - self.precision.x
 
 
-def _flag_row(scope: Scope, flags: list[LedgerRow]) -> FlagPrecisionRow:
-    kinds = Counter(arm_kind(r) for r in flags)
+def _flag_row(scope: Scope, flags: pd.DataFrame) -> FlagPrecisionRow:
+    kinds = flags["arm_kind"].value_counts()  # every kind, zero where absent
     return FlagPrecisionRow(
         scope,
-        kinds[ArmKind.CLOSED_WORLD] + kinds[ArmKind.OPEN_WORLD],
-        kinds[ArmKind.CONTROLS],
-        kinds[ArmKind.NEGATIVE_CONTROLS],
+        int(kinds[ArmKind.CLOSED_WORLD.value] + kinds[ArmKind.OPEN_WORLD.value]),
+        int(kinds[ArmKind.CONTROLS.value]),
+        int(kinds[ArmKind.NEGATIVE_CONTROLS.value]),
         rate(flags, correct_flag),
-        any(r.post_hoc for r in flags),
+        bool(flags["post_hoc"].any()),
     )
 
 
-def flag_precision(rows: Iterable[LedgerRow]) -> list[FlagPrecisionRow]:
+def flag_precision(frame: pd.DataFrame) -> list[FlagPrecisionRow]:
     """Per scope (real, toy — when they have flags — then pooled) over every flagged pair."""
-    flags = [r for r in rows if r.status is PairStatus.DETECTED]
-    if not flags:
+    frame = counted(frame)
+    flags = frame[frame["detected"]]
+    if flags.empty:
         return []
     out = []
     for scope in Scope:
-        members = flags if scope is Scope.POOLED else [r for r in flags if scope_of(r) is scope]
-        if members:
+        members = in_scope(flags, scope)
+        if not members.empty:
             out.append(_flag_row(scope, members))
     return out
 
@@ -359,28 +462,39 @@ class NegativeControlRow:
     post_hoc: bool
 
 
-def negative_controls(rows: Iterable[LedgerRow]) -> list[NegativeControlRow]:
+def _value(cell: object) -> str | None:
+    """A frame cell as text; <NA> / NaN as None."""
+    return None if pd.isna(cell) else str(cell)
+
+
+def _verdict(cell: object) -> Verdict | None:
+    text = _value(cell)
+    return Verdict(text) if text is not None else None
+
+
+def negative_controls(frame: pd.DataFrame) -> list[NegativeControlRow]:
+    """One row per negative-control pair: the predicted and the observed verdict, and why a
+    prediction failed (the witness, or the status and error when there is no verdict)."""
     out = []
-    for row in of_kind(rows, ArmKind.NEGATIVE_CONTROLS):
-        hit = row.predicted is not None and row.tool_verdict is row.predicted
+    columns = ["operator", "tool", "predicted", "tool_verdict", "status", "witness", "error"]
+    arm = of_kind(frame, ArmKind.NEGATIVE_CONTROLS)
+    for operator, tool, predicted, observed, status, witness, error, post_hoc in zip(
+        *(arm[c].tolist() for c in columns), arm["post_hoc"].tolist(), strict=True
+    ):
+        predicted, observed, error = _verdict(predicted), _verdict(observed), _value(error)
+        status = PairStatus(status)
+        hit = predicted is not None and observed is predicted
         if hit:
             detail = ""
-        elif row.witness is not None:
-            detail = row.witness.detail
-        elif row.tool_verdict is None:
-            detail = f"no verdict ({row.status.value}{': ' + row.error if row.error else ''})"
+        elif (witness := _value(witness)) is not None:
+            detail = witness
+        elif observed is None:
+            detail = f"no verdict ({status.value}{': ' + error if error else ''})"
         else:
-            detail = row.error or ""
+            detail = error or ""
         out.append(
             NegativeControlRow(
-                row.operator,
-                row.tool,
-                row.predicted,
-                row.tool_verdict,
-                row.status,
-                hit,
-                detail,
-                row.post_hoc,
+                str(operator), str(tool), predicted, observed, status, hit, detail, bool(post_hoc)
             )
         )
     return sorted(out, key=lambda r: (r.control, r.tool))
@@ -398,9 +512,9 @@ class EscapeRow:
     escape: Rate
 
 
-def _escape_row(operator: str, rows: list[LedgerRow]) -> EscapeRow:
-    live = [r for r in scored(rows) if r.live]
-    return EscapeRow(operator, count(rows), rate(live, is_escape))
+def _escape_row(operator: str, frame: pd.DataFrame) -> EscapeRow:
+    live = frame[_bools(frame["in_n"]) & _bools(frame["live"])]
+    return EscapeRow(operator, count(frame), rate(live, escaped))
 
 
 def family_of(operator: str) -> str:
@@ -409,16 +523,15 @@ def family_of(operator: str) -> str:
     return head if "/" in operator else head.split("-", 1)[0]
 
 
-def open_world_escapes(rows: Iterable[LedgerRow]) -> list[EscapeRow]:
+def open_world_escapes(frame: pd.DataFrame) -> list[EscapeRow]:
     """Each operator, then each family (`<family>/*`), then all."""
-    arm = of_kind(rows, ArmKind.OPEN_WORLD)
-    if not arm:
+    frame = counted(frame)
+    arm = of_kind(frame, ArmKind.OPEN_WORLD)
+    if arm.empty:
         return []
-    out = [_escape_row(op, group) for op, group in by_operator(arm).items()]
-    families: dict[str, list[LedgerRow]] = defaultdict(list)
-    for row in arm:
-        families[family_of(row.operator)].append(row)
-    out += [_escape_row(f"{family}/*", group) for family, group in sorted(families.items())]
+    out = [_escape_row(op, group) for op, group in by_operator(arm)]
+    families = arm.assign(family=arm["operator"].astype(str).map(family_of))
+    out += [_escape_row(f"{key[0]}/*", group) for key, group in groups(families, ["family"])]
     out.append(_escape_row(ALL, arm))
     return out
 
@@ -434,19 +547,30 @@ class MissCauseRow:
 UNKNOWN_CAUSE = "unknown"
 
 
-def escape_causes(rows: Iterable[LedgerRow]) -> list[MissCauseRow]:
+def _causes(frame: pd.DataFrame) -> dict[str, int]:
+    """Misses per cause (`unknown` for a miss with none); causes with none left out."""
+    found = frame["miss_cause"].astype(object).fillna(UNKNOWN_CAUSE).value_counts()
+    return {str(cause): int(n) for cause, n in found.items()}
+
+
+def escape_causes(frame: pd.DataFrame) -> list[MissCauseRow]:
     """Open-world misses by cause (every cause listed, in DESIGN.md's order)."""
-    misses = [r for r in of_kind(rows, ArmKind.OPEN_WORLD) if r.status is PairStatus.MISSED]
-    if not misses:
+    frame = counted(frame)
+    arm = of_kind(frame, ArmKind.OPEN_WORLD)
+    misses = arm[_status_is(arm, PairStatus.MISSED)]
+    if misses.empty:
         return []
-    cause = Counter(r.miss_cause.value if r.miss_cause else UNKNOWN_CAUSE for r in misses)
-    escaped = Counter(
-        r.miss_cause.value if r.miss_cause else UNKNOWN_CAUSE for r in misses if is_escape(r)
-    )
-    total = sum(escaped.values())
-    names = [c.value for c in MissCause] + ([UNKNOWN_CAUSE] if cause[UNKNOWN_CAUSE] else [])
+    cause = _causes(misses)
+    escaped_cause = _causes(misses[misses["escape"]])
+    total = sum(escaped_cause.values())
+    names = [c.value for c in MissCause] + ([UNKNOWN_CAUSE] if cause.get(UNKNOWN_CAUSE) else [])
     return [
-        MissCauseRow(name, escaped[name], cause[name], escaped[name] / total if total else None)
+        MissCauseRow(
+            name,
+            escaped_cause.get(name, 0),
+            cause.get(name, 0),
+            escaped_cause.get(name, 0) / total if total else None,
+        )
         for name in names
     ]
 
@@ -465,31 +589,32 @@ class CauseCountRow:
         return dict(self.causes).get(cause, 0)
 
 
-def _cause_count_row(scope: Scope, operator: str, rows: list[LedgerRow]) -> CauseCountRow:
-    misses = [r for r in rows if r.status is PairStatus.MISSED]
-    found = Counter(r.miss_cause.value if r.miss_cause else UNKNOWN_CAUSE for r in misses)
+def _cause_count_row(scope: Scope, operator: str, frame: pd.DataFrame) -> CauseCountRow:
+    misses = frame[_status_is(frame, PairStatus.MISSED)]
+    found = _causes(misses)
     names = [c.value for c in MissCause] + [UNKNOWN_CAUSE]
     return CauseCountRow(
         scope,
         operator,
         len(misses),
-        tuple((name, found[name]) for name in names),
-        any(r.post_hoc for r in rows),
+        tuple((name, found.get(name, 0)) for name in names),
+        bool(frame["post_hoc"].any()),
     )
 
 
-def closed_world_miss_causes(rows: Iterable[LedgerRow]) -> list[CauseCountRow]:
+def closed_world_miss_causes(frame: pd.DataFrame) -> list[CauseCountRow]:
     """Per scope (real, toy, pooled, as in `closed_world_recall`): each operator, then all.
     Empty when the closed-world arm has no miss."""
-    arm = of_kind(rows, ArmKind.CLOSED_WORLD)
-    if not any(r.status is PairStatus.MISSED for r in arm):
+    frame = counted(frame)
+    arm = of_kind(frame, ArmKind.CLOSED_WORLD)
+    if not _status_is(arm, PairStatus.MISSED).any():
         return []
     out: list[CauseCountRow] = []
     for scope in Scope:
-        members = arm if scope is Scope.POOLED else [r for r in arm if scope_of(r) is scope]
-        if not members:
+        members = in_scope(arm, scope)
+        if members.empty:
             continue
-        for operator, group in by_operator(members).items():
+        for operator, group in by_operator(members):
             out.append(_cause_count_row(scope, operator, group))
         out.append(_cause_count_row(scope, ALL, members))
     return out
@@ -507,13 +632,12 @@ class ToolRow:
     detection: Rate
 
 
-def per_tool(rows: Iterable[LedgerRow]) -> list[ToolRow]:
-    groups: dict[tuple[str, str, str], list[LedgerRow]] = defaultdict(list)
-    for row in rows:
-        groups[(arm_kind(row).value, row.target, row.tool)].append(row)
+def per_tool(frame: pd.DataFrame) -> list[ToolRow]:
+    """Per (arm kind, target, tool), in that order."""
+    frame = counted(frame)
     return [
         ToolRow(arm, target, tool, count(group), rate(scored(group), detected))
-        for (arm, target, tool), group in sorted(groups.items())
+        for (arm, target, tool), group in groups(frame, ["arm_kind", "target", "tool"])
     ]
 
 
@@ -522,18 +646,15 @@ def per_tool(rows: Iterable[LedgerRow]) -> list[ToolRow]:
 GRADER_ARMS = (ArmKind.CLOSED_WORLD, ArmKind.OPEN_WORLD)  # the arms that inject defects
 
 
-def with_grader(rows: Iterable[LedgerRow]) -> list[LedgerRow]:
+def with_grader(frame: pd.DataFrame) -> pd.DataFrame:
     """Closed- and open-world pairs in the denominator that carry a grader verdict
     (`grader_caught` not null: the target has its own grader and the replay ran)."""
-    return [
-        r
-        for r in rows
-        if r.grader_caught is not None and r.status.in_denominator and arm_kind(r) in GRADER_ARMS
-    ]
+    injected = frame["arm_kind"].isin([k.value for k in GRADER_ARMS])
+    return frame[frame["grader_caught"].notna() & frame["in_n"] & injected]
 
 
-def grader_caught(row: LedgerRow) -> bool:
-    return bool(row.grader_caught)
+def grader_caught(frame: pd.DataFrame) -> pd.Series:
+    return _flag(frame["grader_caught"])
 
 
 @dataclass(frozen=True)
@@ -556,34 +677,35 @@ class GraderRow:
         return self.checker.n
 
 
-def _grader_row(arm: str, operator: str, rows: list[LedgerRow]) -> GraderRow:
-    cells = Counter((detected(r), grader_caught(r)) for r in rows)
+def _grader_row(arm: str, operator: str, frame: pd.DataFrame) -> GraderRow:
+    checker, grader = detected(frame), grader_caught(frame)
     return GraderRow(
         arm,
         operator,
-        rate(rows, detected),
-        rate(rows, grader_caught),
-        both=cells[(True, True)],
-        checker_only=cells[(True, False)],
-        grader_only=cells[(False, True)],
-        neither=cells[(False, False)],
-        post_hoc=any(r.post_hoc for r in rows),
+        rate(frame, detected),
+        rate(frame, grader_caught),
+        both=int((checker & grader).sum()),
+        checker_only=int((checker & ~grader).sum()),
+        grader_only=int((~checker & grader).sum()),
+        neither=int((~checker & ~grader).sum()),
+        post_hoc=bool(frame["post_hoc"].any()),
     )
 
 
-def grader_arm(rows: Iterable[LedgerRow]) -> list[GraderRow]:
+def grader_arm(frame: pd.DataFrame) -> list[GraderRow]:
     """Per defect-injecting arm with grader data: each operator, then all; then both arms
     pooled. Empty when no pair carries a grader verdict."""
-    members = with_grader(rows)
+    frame = counted(frame)
+    members = with_grader(frame)
     out: list[GraderRow] = []
     for kind in GRADER_ARMS:
-        arm = [r for r in members if arm_kind(r) is kind]
-        if not arm:
+        arm = of_kind(members, kind)
+        if arm.empty:
             continue
-        for operator, group in by_operator(arm).items():
+        for operator, group in by_operator(arm):
             out.append(_grader_row(kind.value, operator, group))
         out.append(_grader_row(kind.value, ALL, arm))
-    if members:
+    if not members.empty:
         out.append(_grader_row(ALL, ALL, members))
     return out
 
@@ -607,18 +729,23 @@ class GraderToolRow:
     post_hoc: bool
 
 
-def grader_tasks_by_tool(rows: Iterable[LedgerRow]) -> list[GraderToolRow]:
-    groups: dict[tuple[str, str], list[LedgerRow]] = defaultdict(list)
-    for row in with_grader(rows):
-        groups[(row.target, row.tool)].append(row)
+def _task_union(ids: pd.Series) -> tuple[str, ...]:
+    """The union of comma-separated task-id lists, in task order."""
+    tasks = {t for text in ids.dropna() for t in str(text).split(", ") if t}
+    return tuple(sorted(tasks, key=task_order))
+
+
+def grader_tasks_by_tool(frame: pd.DataFrame) -> list[GraderToolRow]:
+    """Per (target, tool) with grader data: pairs, pairs the grader caught, the tasks."""
+    frame = counted(frame)
     return [
         GraderToolRow(
             target,
             tool,
             len(group),
-            sum(1 for r in group if grader_caught(r)),
-            tuple(sorted({t for r in group for t in r.grader_tasks}, key=task_order)),
-            any(r.post_hoc for r in group),
+            int(grader_caught(group).sum()),
+            _task_union(group["grader_task_ids"]),
+            bool(group["post_hoc"].any()),
         )
-        for (target, tool), group in sorted(groups.items())
+        for (target, tool), group in groups(with_grader(frame), ["target", "tool"])
     ]

@@ -10,14 +10,12 @@ from collections.abc import Sequence
 from typing import Literal, NamedTuple
 
 import numpy as np
-from scipy.stats import bootstrap, norm
-from statsmodels.stats.oneway import anova_generic
-from statsmodels.stats.proportion import proportion_confint
+
+# scipy.stats and statsmodels are imported inside the functions that use them: importing
+# them costs about two seconds, which every `harness` command would otherwise pay at start.
 
 Z95 = 1.959963984540054
 """Two-sided 95% standard normal quantile, Φ⁻¹(0.975)."""
-
-ALPHA95 = 2.0 * float(norm.sf(Z95))  # the two-sided level of Z95: 0.05 (to rounding)
 
 Bounds = tuple[float, float]
 Claim = Literal["A>B", "B>A", "?"]
@@ -39,7 +37,10 @@ def wilson_interval(x: float, n: float, z: float = Z95) -> Bounds:
         raise ValueError(f"need 0 <= x <= n, got x={x}, n={n}")
     if n == 0:
         return (0.0, 1.0)
-    alpha = ALPHA95 if z == Z95 else 2.0 * float(norm.sf(z))
+    from scipy.stats import norm
+    from statsmodels.stats.proportion import proportion_confint
+
+    alpha = 2.0 * float(norm.sf(z))  # the two-sided level of z (Z95: 0.05, to rounding)
     lo, hi = proportion_confint(x, n, alpha=alpha, method="wilson")
     return (float(lo), float(hi))
 
@@ -70,6 +71,8 @@ def icc_anova(clusters: Sequence[tuple[int, int]]) -> float:
     m0 = (total - float((sizes**2).sum()) / total) / (k - 1)
     if not variances.any():  # MSW = 0: F is infinite, or undefined when the means agree too
         return 1.0 if np.ptp(means) > 0 else 0.0
+    from statsmodels.stats.oneway import anova_generic
+
     f = float(anova_generic(means, variances, sizes, use_var="equal").statistic)
     return min(1.0, max(0.0, (f - 1.0) / (f + m0 - 1.0)))
 
@@ -137,6 +140,8 @@ def cluster_bootstrap(
     cells = [(s, n) for s, n in clusters if n > 0]
     if len(cells) < 2:
         return None
+    from scipy.stats import bootstrap
+
     successes = np.array([s for s, _ in cells], dtype=float)
     sizes = np.array([n for _, n in cells], dtype=float)
 

@@ -1,5 +1,6 @@
 """The report's tables as data: columns, rows of typed cells, notes, and the LaTeX macro of
-each number. Built from ledger rows by pure functions; `render` turns them into text."""
+each number. Built by pure functions from the ledger frame (`ledger_frame`), whose counts
+`scoring` computes; `render` turns them into text."""
 
 from __future__ import annotations
 
@@ -7,8 +8,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
+from harness.analysis.frame import ledger_frame
 from harness.analysis.macros import macro_word
-from harness.analysis.predictions import Outcome, PredictionKind, PredictionRow, score_predictions
+from harness.analysis.predictions import (
+    Outcome,
+    PredictionKind,
+    PredictionRow,
+    score_frame_predictions,
+)
 from harness.analysis.runs import RunMeta
 from harness.analysis.scoring import (
     ALL,
@@ -873,34 +880,35 @@ def build_tables(rows: Sequence[LedgerRow], meta: RunMeta) -> list[Table]:
 
 
 def _tables(rows: Sequence[LedgerRow], meta: RunMeta) -> list[Table]:
+    frame = ledger_frame(rows, meta)  # every count below is a group-by over it
     tables = []
-    if recall := closed_world_recall(rows):
+    if recall := closed_world_recall(frame):
         tables.append(recall_table(recall, meta))
     elif _empty_operators(meta, "closed_world"):  # nothing drawn at all: still say so
         tables.append(recall_table([], meta))
-    if axes := observation_axis_recall(rows):
+    if axes := observation_axis_recall(frame):
         tables.append(axis_table(axes, meta))
-    if closed_causes := closed_world_miss_causes(rows):
+    if closed_causes := closed_world_miss_causes(frame):
         tables.append(closed_cause_table(closed_causes, meta))
-    if specificity := control_specificity(rows):
+    if specificity := control_specificity(frame):
         tables.append(specificity_table(specificity, meta))
-    if flags := flag_precision(rows):
+    if flags := flag_precision(frame):
         tables.append(flag_precision_table(flags, meta))
-    if controls := negative_controls(rows):
+    if controls := negative_controls(frame):
         tables.append(negative_control_table(controls, meta))
-    if escapes := open_world_escapes(rows):
+    if escapes := open_world_escapes(frame):
         tables.append(escape_table(escapes, meta))
-        if causes := escape_causes(rows):
+        if causes := escape_causes(frame):
             tables.append(cause_table(causes, meta, escapes[-1].counts.post_hoc))
-    if grader := grader_arm(rows):  # none for targets without a grader (the toy domain)
+    if grader := grader_arm(frame):  # none for targets without a grader (the toy domain)
         tables.append(grader_table(grader, meta))
-        tables.append(grader_tasks_table(grader_tasks_by_tool(rows), meta))
-    if tools := per_tool(rows):
+        tables.append(grader_tasks_table(grader_tasks_by_tool(frame), meta))
+    if tools := per_tool(frame):
         tables.append(tool_table(tools, meta))
     if meta.pools:
         tables.append(pool_table(meta))
     # last, so `harness run` prints it last; a comparison checker's run has none to score
-    predictions = [] if meta.comparison_run else score_predictions(rows, meta.predictions)
+    predictions = [] if meta.comparison_run else score_frame_predictions(frame, meta.predictions)
     if predictions:
         source = (
             meta.predictions_source

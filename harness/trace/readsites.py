@@ -80,6 +80,12 @@ class Evaluator:
     state_params: frozenset[str]
     transcript_params: frozenset[str]
     owner: type | None = None  # the class whose methods `self.name(...)` resolves to
+    # parameters bound to a state path below the root (tau2: `self` of an assertion method
+    # is the role's tool instance, `("agent",)`); the others in state_params are the root
+    roots: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # the benchmark's own functions that call this one (tau2's scorer calling an assertion
+    # method by name): each counts as one hop towards MAX_HOPS
+    callers: tuple[Callable[..., Any], ...] = ()
 
 
 # --- values the walk binds names to -----------------------------------------------------
@@ -664,10 +670,17 @@ def read_sites(evaluators: Iterable[Evaluator], live: Any) -> list[ReadSite]:
         if function is None:
             continue
         bindings: dict[str, Any] = {}
+        roots = dict(evaluator.roots)
         for name in inspect.signature(function).parameters:
-            if name in evaluator.state_params:
+            if name in roots:
+                bindings[name] = _State(roots[name])
+            elif name in evaluator.state_params:
                 bindings[name] = _State(())
             elif name in evaluator.transcript_params:
                 bindings[name] = _TRANSCRIPT
-        walk.function(function, bindings, evaluator.owner)
+        walk.stack.extend(evaluator.callers)
+        try:
+            walk.function(function, bindings, evaluator.owner)
+        finally:
+            del walk.stack[: len(evaluator.callers)]
     return sorted(walk.sites, key=lambda s: (s.kind, s.path or (), s.where, s.note))

@@ -211,7 +211,11 @@ def trace_target(
     live = tasks.live_state()
     task_ids = tasks.task_ids()
     progress(f"{target.name}: reading the evaluators of {len(task_ids)} tasks")
-    sites = {t: read_sites(tasks.evaluators(t), live) for t in task_ids}
+    # a source whose scorers are not one Python function per task (tau2) reads its own sites
+    reader = getattr(tasks, "read_sites", None)
+    sites = {
+        t: reader(t, live) if reader else read_sites(tasks.evaluators(t), live) for t in task_ids
+    }
     gold = {t: tasks.gold_calls(t) for t in task_ids}
     result = TraceResult()
     gold_runs: dict[str, PathRun] = {}

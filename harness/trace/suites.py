@@ -5,7 +5,8 @@ evaluator for its verdict.
 Built in: AgentDojo (every user task of the suite: `utility` and, where a task overrides it,
 `utility_from_traces`; the gold path is `ground_truth`, graded as the package's own
 `TaskSuite._check_user_task_utility` does, with the task's `GROUND_TRUTH_OUTPUT` as the
-model output) and the toy domain (`toy_domain.tasks`). A target with neither has no tasks
+model output), tau2-bench (`harness.trace.tau2_tasks`: the port's `base` split, read
+sites from its scorers) and the toy domain (`toy_domain.tasks`). A target with neither has no tasks
 to trace, and `suite_for` says so.
 """
 
@@ -50,6 +51,10 @@ class PathRun:
 
 
 class TaskSource(Protocol):
+    """A benchmark's tasks. A source may also define `read_sites(task_id, live)`, used
+    instead of walking `evaluators(task_id)` when its scoring is not one Python function per
+    task (tau2: a database hash, assertion methods named by the task's data)."""
+
     name: str
 
     def task_ids(self) -> list[str]: ...
@@ -182,11 +187,17 @@ def suite_for(target: Target) -> TaskSource:
 
     if isinstance(adapter, AgentDojoAdapter):
         return AgentDojoTasks(adapter)
+    from harness.targets.tau2.adapter import Tau2Adapter
+
+    if isinstance(adapter, Tau2Adapter):
+        from harness.trace.tau2_tasks import Tau2Tasks  # imports this module: kept lazy
+
+        return Tau2Tasks(adapter)
     raise UserError(
         Problem(
             target.name,
             "tasks",
             "the trace knows no task suite of this target",
-            "trace an AgentDojo suite or the toy domain (harness/trace/suites.py)",
+            "trace an AgentDojo suite, a tau2 domain or the toy domain (harness/trace/suites.py)",
         )
     )
