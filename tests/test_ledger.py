@@ -29,13 +29,13 @@ def test_a_version_one_row_is_migrated_to_not_graded() -> None:
     old = {**ROW, "schema_version": 1}
     row = LedgerRow.model_validate_json(json.dumps(old))
     assert (row.schema_version, row.grader_caught, row.grader_tasks) == (1, None, [])
+    # read, dumped and read again (as report and the tests do): the same row
+    assert LedgerRow.model_validate(row.model_dump(mode="json")) == row
 
 
-def test_rows_the_migration_cannot_vouch_for_are_refused() -> None:
+def test_a_row_of_a_newer_schema_is_refused() -> None:
     with pytest.raises(ValidationError, match="newer than this harness reads"):
         LedgerRow.model_validate({**ROW, "schema_version": LEDGER_SCHEMA_VERSION + 1})
-    with pytest.raises(ValidationError, match="need schema_version 2"):
-        LedgerRow.model_validate({**ROW, "schema_version": 1, "grader_caught": True})
 
 
 def test_a_pair_score_holds_exactly_the_row_fields_scoring_decides() -> None:

@@ -124,7 +124,7 @@ class LedgerRow(BaseModel):
     @classmethod
     def _migrate(cls, data: object) -> object:
         """Version 1 rows had no grader fields: they read as not graded (null, []). A row of
-        a version this harness does not know is refused, not guessed at."""
+        a version newer than this harness knows is refused, not guessed at."""
         if not isinstance(data, dict):
             return data
         version = data.get("schema_version", LEDGER_SCHEMA_VERSION)
@@ -133,10 +133,8 @@ class LedgerRow(BaseModel):
                 f"schema_version {version} is newer than this harness reads "
                 f"({LEDGER_SCHEMA_VERSION}); install the harness that wrote it"
             )
-        if version == 1:
-            if "grader_caught" in data or "grader_tasks" in data:
-                raise ValueError("grader_caught and grader_tasks need schema_version 2")
-            data = {**data, "grader_caught": None, "grader_tasks": []}
+        if version == 1:  # a v1 row read and dumped again holds the two fields as null and []
+            data = {"grader_caught": None, "grader_tasks": [], **data}
         return data
 
     def comparable(self) -> dict[str, Any]:
