@@ -41,8 +41,11 @@ def session_members(sid: int) -> list[int]:
 def wait_until(condition, seconds: float) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if condition():
-            return True
+        try:
+            if condition():
+                return True
+        except (OSError, ValueError):  # the run folder or its ledger line not there yet
+            pass
         time.sleep(0.05)
     return condition()
 
