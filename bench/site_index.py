@@ -14,6 +14,7 @@ import argparse
 import time
 
 from harness.mutation import sites
+from harness.mutation.sites import index as site_index  # the private caches live here
 from harness.targets.registry import load_target
 
 DEFAULT = [
@@ -28,9 +29,9 @@ DEFAULT = [
 def measure(name: str) -> dict[str, float | int | str]:
     target = load_target(name)
     adapter = target.adapter
-    sites._package.cache_clear()
-    sites._VIEWS.clear()
-    index_cache = getattr(sites, "_index_module_cached", None)
+    site_index._package.cache_clear()
+    site_index._VIEWS.clear()
+    index_cache = getattr(site_index, "_index_module_cached", None)
     if index_cache is not None:
         index_cache.cache_clear()
     started = time.perf_counter()
@@ -38,7 +39,7 @@ def measure(name: str) -> dict[str, float | int | str]:
     seconds = time.perf_counter() - started
     parsed = {m for view in sites.package_views() for m in view.modules}
     package = adapter.tool_function(adapter.tool_names()[0]).__module__.partition(".")[0]
-    total = sum(1 for _ in sites._package_files(package))
+    total = sum(1 for _ in site_index._package_files(package))
     return {
         "target": name,
         "parsed": len(parsed),

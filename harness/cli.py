@@ -49,7 +49,7 @@ def _write_json(destination: str, payload: str) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from harness.checkers import resolve_checker
+    from harness.checker_registry import resolve_checker
     from harness.targets.registry import load_target
 
     target = load_target(args.target)
@@ -134,7 +134,7 @@ def cmd_scan_score(args: argparse.Namespace) -> int:
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
-    from harness.checker.scanner import scan_target
+    from harness.scanner import scan_target
     from harness.targets.registry import load_target
 
     if args.score:
@@ -448,6 +448,41 @@ def cmd_publish(args: argparse.Namespace) -> int:
     return 0
 
 
+def list_rows(kind: str) -> list[dict[str, str]]:
+    """What `harness list KIND` prints: operators with their arm, defect class and family;
+    targets and checkers by name with the class each name resolves to (none is loaded)."""
+    if kind == "operators":
+        from harness.mutation.registry import all_operators
+
+        return [
+            {
+                "name": name,
+                "arm": op.arm.value,
+                "defect_class": op.defect_class.value if op.defect_class else "-",
+                "family": type(op).__module__,
+            }
+            for name, op in all_operators().items()
+        ]
+    from harness.plugins import CHECKERS_GROUP, TARGETS_GROUP, registered
+
+    group = TARGETS_GROUP if kind == "targets" else CHECKERS_GROUP
+    return [{"name": name, "class": ref} for name, ref in registered(group).items()]
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    rows = list_rows(args.kind)
+    if args.json:
+        _write_json(args.json, json.dumps(rows, indent=2))
+        return 0
+    table = Table(title=f"{len(rows)} {args.kind}", show_lines=False)
+    for column in rows[0] if rows else ["name"]:
+        table.add_column(column.replace("_", " "), overflow="fold")
+    for row in rows:
+        table.add_row(*row.values())
+    console.print(table)
+    return 0
+
+
 def cmd_new_adapter(args: argparse.Namespace) -> int:
     from harness.scaffold import class_name, new_adapter
 
@@ -649,6 +684,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="a terminal table (default), or the table as Markdown, CSV or LaTeX on stdout",
     )
     compare_cmd.set_defaults(func=cmd_compare)
+
+    list_cmd = sub.add_parser("list", help="the registered operators, targets or checkers, by name")
+    list_cmd.add_argument("kind", choices=["operators", "targets", "checkers"])
+    list_cmd.add_argument(
+        "--json", nargs="?", const="-", default=None, metavar="FILE", help="as JSON"
+    )
+    list_cmd.set_defaults(func=cmd_list)
 
     new_adapter = sub.add_parser(
         "new-adapter", help="write a benchmark package skeleton wired to the Adapter protocol"

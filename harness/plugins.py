@@ -31,7 +31,7 @@ _SHIPPED: dict[str, dict[str, str]] = {
     },
     CHECKERS_GROUP: {
         "reference": "harness.checker:ReferenceChecker",
-        "static-scanner": "harness.checkers.static:StaticScannerChecker",
+        "static-scanner": "harness.scanner.as_checker:StaticScannerChecker",
     },
 }
 

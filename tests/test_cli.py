@@ -179,3 +179,32 @@ def test_an_error_naming_a_reference_prints_it_literally():
     assert done.returncode == 2
     assert done.stderr.startswith("error: nope.mod:X: checker: cannot load nope.mod:X")
     assert "Traceback" not in done.stderr
+
+
+def test_list_names_every_operator_target_and_checker():
+    done = harness("list", "operators", "--json")
+    assert done.returncode == 0, done.stderr
+    operators = {row["name"]: row for row in json.loads(done.stdout)}
+    # every family, the bridges included: the list is the registry, not the import order
+    assert operators["M-PHANTOM"]["defect_class"] == "phantom_effect"
+    assert operators["C-REORDER"]["arm"] == "controls"
+    assert any(name.startswith("CR-core/") for name in operators)
+    assert any(name.startswith("MM-") for name in operators)
+    targets = json.loads(harness("list", "targets", "--json").stdout)
+    assert {"name": "toy_domain", "class": "harness.targets.toy:ToyAdapter"} in targets
+    shown = harness("list", "checkers")
+    assert shown.returncode == 0 and "static-scanner" in shown.stdout
+    assert "harness.scanner.as_checker:StaticScannerChecker" in shown.stdout
+    assert harness("list", "plans").returncode == 2  # argparse: not a kind
+
+
+def test_an_unmatched_operator_pattern_points_at_harness_list(tmp_path):
+    from harness.errors import UserError
+    from harness.execution.draw import expand_operators
+    from harness.execution.plan import ArmSpec
+
+    arm = ArmSpec(
+        name="a", kind="closed_world", target="toy_domain", operators=["X-*"], draw_per_operator=1
+    )
+    with pytest.raises(UserError, match="harness list operators"):
+        expand_operators(arm)

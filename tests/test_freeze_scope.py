@@ -106,3 +106,41 @@ def test_the_benchmark_files_the_grader_arm_reads_are_frozen(tmp_path):
     assert untouched == {
         p: hashlib.sha256((installed / p).read_bytes()).hexdigest() for p in (tasks, environment)
     }
+
+
+FREEZE_ID = textwrap.dedent(
+    """
+    import json, sys
+    from harness.execution.freeze import freeze_id_of, installed_inputs
+    from harness.execution.plan import ArmSpec, Plan
+
+    arm = ArmSpec(name="a", kind="closed_world", target="toy_domain", operators=["M-PHANTOM"],
+                  draw_per_operator=1)
+    plan = Plan(name="p", description="scope", seed=0, arms=[arm],
+                comparison_checkers=sys.argv[1:])
+    hashes, versions = installed_inputs(plan)
+    print(json.dumps({"id": freeze_id_of(hashes, versions, plan.checker), "hashes": hashes}))
+    """
+)
+
+
+def test_editing_the_scanner_is_not_a_new_freeze_of_the_reference_checker(tmp_path):
+    site = tmp_path / "site"
+    package = Path(harness.__file__).parent
+    shutil.copytree(package, site / "harness", ignore=shutil.ignore_patterns("__pycache__"))
+
+    def freeze(*comparison: str) -> dict:
+        done = run("-c", FREEZE_ID, *comparison, cwd=tmp_path, site=site)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    before, before_static = freeze(), freeze("static-scanner")
+    append(site / "harness" / "scanner" / "__init__.py", "# a scanner check edited\n")
+    after, after_static = freeze(), freeze("static-scanner")
+    assert after["id"] == before["id"]
+    assert not any("scanner" in key for key in before["hashes"]["checker_scope"])
+    # the checker that runs the scanner is still a new freeze when the scanner changes
+    assert after_static["id"] != before_static["id"]
+    assert changed(before_static["hashes"], after_static["hashes"]) == {
+        ("checker_scope:static-scanner", "harness/scanner/__init__.py")
+    }

@@ -15,14 +15,14 @@ import pytest
 import yaml
 
 from harness.checker import ReferenceChecker
-from harness.checkers import resolve_checker
-from harness.checkers.static import StaticScannerChecker
+from harness.checker_registry import resolve_checker
 from harness.contracts.loader import read_yaml
 from harness.contracts.model import Contract
 from harness.errors import UserError
 from harness.mutation.apply import applied
 from harness.mutation.enumerate import enumerate_pairs
 from harness.plugins import CHECKERS_GROUP, TARGETS_GROUP
+from harness.scanner.as_checker import StaticScannerChecker
 from harness.targets.adapter import Adapter
 from harness.targets.registry import load_target
 
@@ -39,7 +39,7 @@ def distribution(folder: Path) -> Path:
     )
     (info / "entry_points.txt").write_text(
         f"[{TARGETS_GROUP}]\nplugin_bench = {PLUGIN}\n"
-        f"[{CHECKERS_GROUP}]\nbench-static = harness.checkers.static:StaticScannerChecker\n"
+        f"[{CHECKERS_GROUP}]\nbench-static = harness.scanner.as_checker:StaticScannerChecker\n"
     )
     return folder
 
@@ -67,7 +67,7 @@ def test_builtins_are_registered_as_entry_points() -> None:
     checkers = {ep.name: ep.value for ep in entry_points(group=CHECKERS_GROUP)}
     assert {"toy_domain", "agentdojo-banking", "agentdojo-workspace"} <= targets
     assert checkers["reference"] == "harness.checker:ReferenceChecker"
-    assert checkers["static-scanner"] == "harness.checkers.static:StaticScannerChecker"
+    assert checkers["static-scanner"] == "harness.scanner.as_checker:StaticScannerChecker"
     assert isinstance(resolve_checker("static-scanner"), StaticScannerChecker)
     assert resolve_checker("reference", seed=5).seed == 5
 
@@ -184,9 +184,9 @@ def test_static_checker_flags_a_mutant_only_through_its_mutated_site() -> None:
 
 def test_static_checker_scope_is_outside_the_reference_checker() -> None:
     static = {p.name for p in StaticScannerChecker().scope_files()}
-    assert {"static.py", "scanner.py", "sites.py"} <= static
+    assert {"as_checker.py", "verb_pairs.py", "resolver.py"} <= static  # scanner and sites
     reference = ReferenceChecker().scope_files()
-    assert all("checkers" not in p.parts for p in reference)
+    assert all("scanner" not in p.parts and p.name != "scanner.py" for p in reference)
 
 
 # --- a plan naming the plug-in, run under both checkers ----------------------------------------
@@ -219,7 +219,7 @@ def test_a_plan_naming_the_plugin_runs_end_to_end_under_both_checkers(tmp_path: 
         done = harness(command[0], "plans/bench.yaml", *command[1:], cwd=root, paths=(site,))
         assert done.returncode == 0, done.stdout + done.stderr
     record = json.loads((root / "plans" / "bench.freeze.json").read_text())
-    assert "harness/checkers/static.py" in record["hashes"]["checker_scope:static-scanner"]
+    assert "harness/scanner/as_checker.py" in record["hashes"]["checker_scope:static-scanner"]
     assert any(k.startswith("plugin_bench:") for k in record["hashes"]["contracts"])
     freeze_id = record["freeze_id"]
     runs = root / "results" / "bench"

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from harness.checker.scanner import ScanCheck, ScanError, ScanFlag, scan_files, scan_source
 from harness.checker.verdicts import DefectClass
+from harness.scanner import ScanCheck, ScanError, ScanFlag, scan_files, scan_source
 
 FILE = "tools/bank.py"
 

@@ -9,9 +9,9 @@ from pathlib import Path
 from test_runner import harness
 
 from harness.analysis.scanner_score import ConfirmedSite, score_target
-from harness.checker.scanner import ScanCheck, ScanFlag, scan_target
 from harness.checker.verdicts import DefectClass
 from harness.contracts.model import Tier
+from harness.scanner import ScanCheck, ScanFlag, scan_target
 from harness.targets.registry import load_target
 
 REPO = Path(__file__).resolve().parents[1]

@@ -16,11 +16,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from harness.checker.scanner import ScanFlag, scan_target
 from harness.checker.verdicts import DefectClass
 from harness.contracts.loader import problems_from_validation, read_yaml
 from harness.contracts.model import Tier
 from harness.errors import Problem, UserError
+from harness.scanner import ScanFlag, scan_target
 from harness.targets.registry import load_target
 
 SITES_SCHEMA_VERSION = 1

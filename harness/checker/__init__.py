@@ -24,6 +24,12 @@ from harness.targets.registry import Target
 REFERENCE_VERSION = "1.2.0"  # 1.1: observation clauses; 1.2: annotation-aware probe
 # values, `pool: declared`, the int-vs-float hint in witnesses (issue 19)
 
+# Modules outside this folder whose content decides the reference checker's verdicts.
+# (a folder: every module of it)
+_SHARED_SCOPE = ("contracts/predicate", "targets/equality.py", "defects.py")
+# Re-export modules kept at an old import path: not the checker, so not in its scope.
+_OLD_PATHS = frozenset({"scanner.py"})
+
 
 @runtime_checkable
 class Checker(Protocol):
@@ -116,8 +122,10 @@ class ReferenceChecker:
 
     def scope_files(self) -> list[Path]:
         here = Path(__file__).parent
-        shared = here.parent / "contracts" / "predicate.py", here.parent / "targets" / "equality.py"
-        return sorted([*here.glob("*.py"), *shared])
+        own = [p for p in here.glob("*.py") if p.name not in _OLD_PATHS]
+        shared = [here.parent / name for name in _SHARED_SCOPE]
+        files = [p for path in shared for p in (path.glob("*.py") if path.is_dir() else [path])]
+        return sorted([*own, *files])
 
 
 __all__ = ["CheckReport", "Checker", "ReferenceChecker", "ToolReport", "compile_target"]

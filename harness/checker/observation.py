@@ -17,7 +17,7 @@ precondition true, or refused with a state change → VIOLATES with the axis's c
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from harness.checker.probes import (
     AssignmentSearch,
@@ -30,7 +30,55 @@ from harness.contracts.predicate import PredicateRuntimeError
 from harness.targets.equality import JSON, canonical_equal, parse_pattern
 
 if TYPE_CHECKING:
-    from harness.checker.dynamic import ProbeRun, ToolCheck
+    from collections.abc import Mapping
+
+    from harness.checker.probes import CompiledContract
+    from harness.targets.adapter import Adapter, InvokeOutcome
+    from harness.targets.equality import EqualityPolicy
+
+
+class ProbeRun(Protocol):
+    """What this module reads of a probe run (`harness.checker.dynamic.ProbeRun`)."""
+
+    pre: JSON
+    post: JSON
+    outcome: InvokeOutcome
+    setup: tuple[ProbeRecord, ...]
+
+    def records(self) -> list[ProbeRecord]: ...
+
+    def record(self) -> ProbeRecord: ...
+
+
+class ToolCheck(Protocol):
+    """What this module uses of one tool's check (`harness.checker.dynamic.ToolCheck`): a
+    protocol, so that this module, which `dynamic` imports, imports nothing of `dynamic`."""
+
+    adapter: Adapter
+    c: CompiledContract
+    tool: str
+    partners: Mapping[str, CompiledContract]
+    seed: int
+    policy: EqualityPolicy
+    ledger: Any  # dynamic's clause ledger: record(...) per graded clause
+    probes_run: int
+
+    def run(
+        self,
+        kind: str,
+        args: dict[str, JSON],
+        start: Any = None,
+        *,
+        env: Any = None,
+        tool: str | None = None,
+    ) -> ProbeRun: ...
+
+    def signalled(self, run: ProbeRun, compiled: CompiledContract | None = None) -> bool: ...
+
+    def changes(self, before: JSON, after: JSON) -> list[Any]: ...
+
+    def snapshot(self, env: Any) -> JSON: ...
+
 
 # Furthest the clock is moved looking for a validity boundary (seconds, or ticks).
 MAX_ADVANCE = 10**7

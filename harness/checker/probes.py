@@ -28,6 +28,7 @@ from harness.contracts.model import (
     PredicateClause,
 )
 from harness.contracts.predicate import Predicate, PredicateRuntimeError, compile_predicate
+from harness.errors import HarnessError
 from harness.targets.equality import JSON, canonical_equal, canonical_key
 
 # A string no seed data uses: the natural "does not exist" value for id arguments.
@@ -74,7 +75,7 @@ class CompiledContract:
         return list(self.contract.signature)
 
 
-class ClauseCompileError(ValueError):
+class ClauseCompileError(HarnessError, ValueError):
     def __init__(self, clause_id: str, message: str):
         self.clause_id = clause_id
         super().__init__(f"{clause_id}: {message}")

@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.contracts.labels import primary_label
+from harness.defects import DefectClass
 
 REPORT_SCHEMA_VERSION = 1
 
@@ -16,24 +17,6 @@ class Verdict(StrEnum):
     CONFORMS = "CONFORMS"
     VIOLATES = "VIOLATES"
     UNTESTABLE = "UNTESTABLE"
-
-
-class DefectClass(StrEnum):
-    """The checker's rules. The first six are DESIGN.md's classes; then clauses that the six
-    do not cover: a frame clause broken, a legal call refused, and the two axes of an
-    observation clause (an artifact used outside its validity window on the environment's
-    clock, or accepted although its bytes were altered)."""
-
-    PHANTOM_EFFECT = "phantom_effect"
-    UNENFORCED_PRECONDITION = "unenforced_precondition"
-    IGNORED_ARGUMENT = "ignored_argument"
-    PARTIAL_EFFECT = "partial_effect"
-    INVARIANT_BREAK = "invariant_break"
-    RESET_LEAK = "reset_leak"
-    FRAME_BREAK = "frame_break"
-    REFUSED_LEGAL_CALL = "refused_legal_call"
-    VALIDITY_BREAK = "validity_break"
-    INTEGRITY_BREAK = "integrity_break"
 
 
 class UntestableReason(StrEnum):

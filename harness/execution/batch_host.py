@@ -18,7 +18,7 @@ import sys
 from harness.execution.dask_executor import BatchSpec, installed_mismatches, send
 from harness.execution.executors import score_pairs
 from harness.execution.isolation import die_with_parent
-from harness.execution.runner import complete_context, new_context
+from harness.execution.pair_scoring import complete_context, new_context
 
 
 def main() -> None:

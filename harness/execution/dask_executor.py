@@ -46,12 +46,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import IO, Any
 
-from harness.errors import Problem, UserError
+from harness.errors import HarnessError, Problem, UserError
 from harness.execution.draw import DrawnPair
 from harness.execution.freeze import installed_inputs, installed_part
-from harness.execution.ledger import PairStatus
+from harness.execution.ledger import PairScore, PairStatus
+from harness.execution.pair_scoring import PairOutcome, RunJob, write_baseline
 from harness.execution.plan import Plan
-from harness.execution.runner import PairOutcome, RunJob, write_baseline
 
 CONNECT_TIMEOUT = "30s"
 CLOSE_TIMEOUT = 30  # seconds
@@ -85,7 +85,7 @@ class HashMismatch:
         return f"{self.key} is {short(self.found)} here, {short(self.expected)} in the freeze"
 
 
-class FreezeMismatch(Exception):
+class FreezeMismatch(HarnessError):
     """A worker whose installed inputs hash differently from the client's refused a batch."""
 
     def __init__(self, worker: str, freeze_id: str, mismatches: list[HashMismatch]):
@@ -108,11 +108,11 @@ class FreezeMismatch(Exception):
         ]
 
 
-class HostLost(Exception):
+class HostLost(HarnessError):
     """The batch host ended mid-batch (killed, or out of memory)."""
 
 
-class HostStartFailed(Exception):
+class HostStartFailed(HarnessError):
     """A worker could not start its batch host: its installation is broken, not a pair."""
 
     def __init__(self, worker: str, reason: str):
@@ -342,5 +342,5 @@ class DaskExecutor:
 def _crashes(batch: list[DrawnPair], tries: int, exc: Exception) -> list[PairOutcome]:
     started = datetime.now(UTC).isoformat(timespec="seconds")
     error = f"failed {tries} times on the cluster: {type(exc).__name__}: {exc}"
-    fields = {"status": PairStatus.CRASH, "error": error}
-    return [PairOutcome(p.pair_id, dict(fields), started, 0.0) for p in batch]
+    score = PairScore(status=PairStatus.CRASH, error=error)  # frozen: one object serves all
+    return [PairOutcome(p.pair_id, score, started, 0.0) for p in batch]

@@ -27,13 +27,13 @@ from pydantic import BaseModel, ConfigDict
 
 from harness.checker.verdicts import Verdict
 from harness.errors import Problem, UserError
-from harness.execution.controls import (
+from harness.execution.liveness import build_corpus
+from harness.execution.negative_controls import (
     NEGATIVE_CONTROLS_ARM,
     ContractPatch,
     control_mutant,
     load_control,
 )
-from harness.execution.liveness import build_corpus
 from harness.execution.plan import ArmSpec, Plan
 from harness.mutation.model import Mutant
 from harness.mutation.screen import SCREENS, Screener, ScreenStatus
@@ -120,22 +120,22 @@ def arm_tools(arm: ArmSpec, target: Target) -> list[str]:
 
 def expand_operators(arm: ArmSpec) -> list[str]:
     """Operator names, with shell-style patterns (`CR-core/*`, `MM-*`) expanded in sorted order."""
-    from harness.mutation.registry import OPERATORS, get_operator
+    from harness.mutation.registry import all_operators
 
     names: list[str] = []
     for name in arm.operators:
         if not any(ch in name for ch in "*?["):
             names.append(name)
             continue
-        get_operator("M-PHANTOM")  # loads the plugin families before matching
-        matched = sorted(n for n in OPERATORS if fnmatch.fnmatchcase(n, name))
+        matched = sorted(n for n in all_operators() if fnmatch.fnmatchcase(n, name))
         if not matched:
             raise UserError(
                 Problem(
                     arm.name,
                     "operators",
                     f"pattern {name!r} matches no operator",
-                    "check the family prefix (M-, C-, CR-core/, MM-)",
+                    "check the family prefix (M-, C-, CR-core/, MM-); "
+                    "`harness list operators` names every operator",
                 )
             )
         names += matched
@@ -144,7 +144,7 @@ def expand_operators(arm: ArmSpec) -> list[str]:
 
 def checked_operators(arm: ArmSpec, plan_file: str) -> list[str]:
     """The arm's operators, expanded; each must be registered and of the arm's kind."""
-    from harness.mutation.registry import OPERATORS, get_operator
+    from harness.mutation.registry import all_operators, get_operator
 
     operators = expand_operators(arm)
     where = f"arms[{arm.name}].operators"
@@ -152,13 +152,13 @@ def checked_operators(arm: ArmSpec, plan_file: str) -> list[str]:
         try:
             operator = get_operator(name)
         except KeyError as exc:
-            known = sorted(n for n, o in OPERATORS.items() if o.arm.value == arm.kind.value)
+            known = sorted(n for n, o in all_operators().items() if o.arm.value == arm.kind.value)
             raise UserError(
                 Problem(
                     plan_file,
                     where,
                     f"unknown operator {name!r}",
-                    f"use one of {', '.join(known)}",
+                    f"use one of {', '.join(known)} (`harness list operators`)",
                 )
             ) from exc
         if operator.arm.value != arm.kind.value:

@@ -32,8 +32,8 @@ from typing import Any
 from harness.errors import Problem, UserError
 from harness.execution.draw import DrawnPair
 from harness.execution.isolation import die_with_parent, ignore_stop_signals, limit_self
-from harness.execution.ledger import PairStatus
-from harness.execution.runner import (
+from harness.execution.ledger import PairScore, PairStatus
+from harness.execution.pair_scoring import (
     Executor,
     PairOutcome,
     RunContext,
@@ -67,13 +67,13 @@ def _child(ctx: RunContext, pair: DrawnPair, conn: Connection, parent: int) -> N
         os._exit(0)  # skip atexit and finalizers a mutant may have poisoned
 
 
-def _died(exitcode: int | None, seconds: float, ctx: RunContext) -> dict[str, Any]:
+def _died(exitcode: int | None, seconds: float, ctx: RunContext) -> PairScore:
     """A child that ended without answering: past the timeout its own backstop ended it
     (this process was too slow to), which is the timeout this process would have given."""
     timeout = ctx.plan.timeout_seconds
     if seconds >= timeout:
-        return {"status": PairStatus.TIMEOUT, "error": f"killed after {timeout:g} s"}
-    return {"status": PairStatus.CRASH, "error": f"worker died with exit code {exitcode}"}
+        return PairScore(status=PairStatus.TIMEOUT, error=f"killed after {timeout:g} s")
+    return PairScore(status=PairStatus.CRASH, error=f"worker died with exit code {exitcode}")
 
 
 def score_pairs(
@@ -86,11 +86,11 @@ def score_pairs(
     todo = deque(pairs)
     running: dict[Connection, tuple[Any, DrawnPair, float, str]] = {}
 
-    def finish(conn: Connection, fields: dict[str, Any]) -> None:
+    def finish(conn: Connection, score: PairScore) -> None:
         process, pair, began, started = running.pop(conn)
         process.join()
         conn.close()
-        on_outcome(PairOutcome(pair.pair_id, fields, started, time.monotonic() - began))
+        on_outcome(PairOutcome(pair.pair_id, score, started, time.monotonic() - began))
 
     try:
         while todo or running:
@@ -112,22 +112,24 @@ def score_pairs(
                 except (EOFError, OSError):
                     process, _, began, _ = running[conn]
                     process.join()
-                    fields = _died(process.exitcode, time.monotonic() - began, ctx)
+                    score = _died(process.exitcode, time.monotonic() - began, ctx)
                 else:
-                    fields = (
-                        payload if kind == "ok" else {"status": PairStatus.CRASH, "error": payload}
+                    score = (
+                        payload
+                        if kind == "ok"
+                        else PairScore(status=PairStatus.CRASH, error=payload)
                     )
-                finish(conn, fields)
+                finish(conn, score)
             now = time.monotonic()
             for conn, (process, _, began, _) in list(running.items()):
                 if now - began > ctx.plan.timeout_seconds:
                     process.kill()
                     finish(
                         conn,
-                        {
-                            "status": PairStatus.TIMEOUT,
-                            "error": f"killed after {ctx.plan.timeout_seconds:g} s",
-                        },
+                        PairScore(
+                            status=PairStatus.TIMEOUT,
+                            error=f"killed after {ctx.plan.timeout_seconds:g} s",
+                        ),
                     )
     finally:
         for process, *_ in running.values():

@@ -104,7 +104,7 @@ def _rel(path: Path, base: Path) -> str:
 
 def checker_for(plan: Plan, name: str | None = None):  # -> Checker
     """The plan's checker, or the frozen comparison checker `name`."""
-    from harness.checkers import resolve_checker  # here: execution depends on checkers
+    from harness.checker_registry import resolve_checker  # here: execution depends on checkers
 
     return resolve_checker(name or plan.checker, seed=plan.checker_seed)
 

@@ -1,8 +1,10 @@
 """The ledger: one JSON line per scored pair, append-only, flushed and fsynced per row.
 
-Schema version 1. A row is written once, by the single writer (the runner's parent
-process). A run killed mid-write leaves at most a torn last line, which `open_ledger`
-cuts off before resuming, so that pair is simply run again: no row is lost or duplicated.
+Schema version `LEDGER_SCHEMA_VERSION` (2; the fields: docs/ledger.md). Rows of an older
+version are read through `LedgerRow._migrate`, never rewritten. A row is written once, by
+the single writer (the runner's parent process). A run killed mid-write leaves at most a
+torn last line, which `open_ledger` cuts off before resuming, so that pair is simply run
+again: no row is lost or duplicated.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness.checker.verdicts import DefectClass, Verdict, Witness
 
@@ -66,6 +68,25 @@ class Timing(BaseModel):
     started_at: str
 
 
+class PairScore(BaseModel):
+    """What scoring one pair decides (`runner.score_pair`, or an executor that saw the pair
+    time out or crash): the row's fields from `status` on but `predicted` and `timing`,
+    which the runner knows without scoring. Crosses from the scoring process to the writer."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    status: PairStatus
+    class_matched: bool | None = None
+    new_violations: list[NewViolation] = Field(default_factory=list)
+    tool_verdict: Verdict | None = None
+    live: bool | None = None
+    miss_cause: MissCause | None = None
+    witness: Witness | None = None
+    grader_caught: bool | None = None
+    grader_tasks: list[str] = Field(default_factory=list)
+    error: str | None = None
+
+
 class LedgerRow(BaseModel):
     """One scored pair. Everything but `timing` is a function of plan, seed and freeze."""
 
@@ -98,6 +119,23 @@ class LedgerRow(BaseModel):
     )
     error: str | None = None
     timing: Timing
+
+    @model_validator(mode="before")
+    @classmethod
+    def _migrate(cls, data: object) -> object:
+        """Version 1 rows had no grader fields: they read as not graded (null, []). A row of
+        a version newer than this harness knows is refused, not guessed at."""
+        if not isinstance(data, dict):
+            return data
+        version = data.get("schema_version", LEDGER_SCHEMA_VERSION)
+        if isinstance(version, int) and version > LEDGER_SCHEMA_VERSION:
+            raise ValueError(
+                f"schema_version {version} is newer than this harness reads "
+                f"({LEDGER_SCHEMA_VERSION}); install the harness that wrote it"
+            )
+        if version == 1:  # a v1 row read and dumped again holds the two fields as null and []
+            data = {"grader_caught": None, "grader_tasks": [], **data}
+        return data
 
     def comparable(self) -> dict[str, Any]:
         """The row without its timing: what must be identical across reruns."""

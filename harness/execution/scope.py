@@ -11,7 +11,9 @@ that can change a ledger row. The rule (docs/ledger.md, "What the freeze covers"
   scored or a contract is read (loading and compiling contracts and predicates, drawing
   and applying mutants, adapters and graders, the runner, executors and ledger, the freeze
   itself), that is, all of it but `PRESENTATION` (what only reads a finished ledger or
-  talks to the user) and the files already in a checker scope.
+  talks to the user), `OTHER_CHECKERS` (code only a checker other than the reference one
+  runs: in that checker's scope when the plan names it) and the files already in a checker
+  scope.
 
 Left out, because no row depends on them: documentation, the tests, the analysis and
 rendering of finished ledgers, caches (`__pycache__`).
@@ -35,6 +37,10 @@ PRESENTATION = (
     "harness/execution/publish.py",
     "harness/scaffold.py",
 )
+# harness code that runs only inside a shipped checker other than the reference one (the
+# static scanner): hashed in `checker_scope:NAME` of a plan that names that checker, so an
+# edit to it is not a new freeze of the reference checker
+OTHER_CHECKERS = ("harness/scanner/",)
 
 
 def _package_folder(module: ModuleType) -> Path:
@@ -79,6 +85,6 @@ def harness_files(checker_scopes: Iterable[Path]) -> dict[str, Path]:
         if path.suffix != ".py" or path.resolve() in in_scope:
             continue  # contracts (.yaml) are hashed in their own group
         key = path.resolve().relative_to(folder.parent).as_posix()
-        if not key.startswith(PRESENTATION):
+        if not key.startswith(PRESENTATION + OTHER_CHECKERS):
             out[key] = path
     return out

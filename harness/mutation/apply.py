@@ -17,16 +17,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from harness.errors import HarnessError
 from harness.mutation.model import FunctionSite, Mutant, sha256_text
 from harness.mutation.sites import function_source
 from harness.targets.adapter import Adapter
 
 
-class StaleMutant(Exception):
+class StaleMutant(HarnessError):
     """The installed function's source no longer matches the mutant's site hash."""
 
 
-class MutantCompileError(Exception):
+class MutantCompileError(HarnessError):
     """The mutated text does not compile."""
 
 

@@ -9,7 +9,7 @@ import functools
 from collections.abc import Iterable
 from pathlib import Path
 
-from harness.checker.verdicts import DefectClass
+from harness.defects import DefectClass
 from harness.mutation.model import (
     FunctionSite,
     Mutant,

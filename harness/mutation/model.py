@@ -15,7 +15,7 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.checker.verdicts import DefectClass
+from harness.defects import DefectClass
 
 
 class Arm(StrEnum):
@@ -82,13 +82,58 @@ class SiteContext(_Frozen):
     )
 
 
+# The functions most operator examples start from (`OperatorExample.before`).
+WITHDRAW = """\
+def withdraw(bank, account, amount):
+    if amount > bank.balances[account]:
+        raise ValueError("insufficient funds")
+    bank.balances[account] -= amount
+    return "ok"
+"""
+TRANSFER = """\
+def transfer(bank, src, dst, amount):
+    bank.balances[src] -= amount
+    bank.balances[dst] += amount
+    return "done"
+"""
+
+_EXAMPLE_CONTEXT = SiteContext(tool="example", is_tool_function=True, is_reset=False)
+
+
+class OperatorExample(_Frozen):
+    """What an operator does, in four lines: `mutate(before, context, occurrence) == after`.
+    `after` None: the operator offers no such occurrence on `before` (a near miss it skips).
+    `tests/test_operator_examples.py` runs every registered operator's examples."""
+
+    before: str
+    after: str | None
+    occurrence: int = 0
+    context: SiteContext = _EXAMPLE_CONTEXT
+
+
+def example(
+    before: str, after: str | None, occurrence: int = 0, **context: object
+) -> OperatorExample:
+    """An example; `context` sets `SiteContext` fields (frozensets given as any iterable)."""
+    fields = {
+        k: frozenset(v) if isinstance(v, list | set | tuple) else v for k, v in context.items()
+    }
+    return OperatorExample(
+        before=before,
+        after=after,
+        occurrence=occurrence,
+        context=_EXAMPLE_CONTEXT.model_copy(update=fields) if fields else _EXAMPLE_CONTEXT,
+    )
+
+
 @runtime_checkable
 class Operator(Protocol):
-    """A mutation operator: small, stateless, registered by name."""
+    """A mutation operator: small, stateless, registered by name, with examples."""
 
     name: str
     arm: Arm
     defect_class: DefectClass | None
+    examples: tuple[OperatorExample, ...]
 
     def occurrences(self, source: str, context: SiteContext) -> int:
         """How many distinct mutations this operator offers on the function `source`

@@ -39,6 +39,7 @@ Caveats, inherited from the tools and kept as they are:
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -53,7 +54,7 @@ from mutmut.mutation import mutators as mm
 from mutmut.mutation.file_mutation import Mutation, MutationVisitor, deep_replace
 from mutmut.mutation.pragma_handling import IgnoredCode, PragmaVisitor
 
-from harness.mutation.model import Arm, Operator, SiteContext
+from harness.mutation.model import Arm, Operator, OperatorExample, SiteContext
 
 Position = tuple[tuple[int, int], tuple[int, int]]
 NodeOperator = tuple[type, Callable[[Any], Iterable[cst.CSTNode]]]
@@ -112,6 +113,22 @@ class CosmicRayOperator:
     arm: Arm = Arm.OPEN_WORLD
     defect_class: None = None
 
+    @property
+    def examples(self) -> tuple[OperatorExample, ...]:
+        """Cosmic Ray's own examples of the operator (those without operator arguments),
+        each as the body of one function; one whose text does not change is a near miss."""
+        return tuple(
+            OperatorExample(
+                before=_as_function(e.pre_mutation_code),
+                after=None
+                if e.post_mutation_code == e.pre_mutation_code
+                else _as_function(e.post_mutation_code),
+                occurrence=e.occurrence,
+            )
+            for e in self.operator_class.examples()
+            if not e.operator_args
+        )
+
     def positions(self, source: str) -> list[Position]:
         """Cosmic Ray's ``(start, end)`` position of every occurrence, in occurrence order."""
         operator = self.operator_class()
@@ -131,6 +148,10 @@ class CosmicRayOperator:
         if mutated is None:
             raise IndexError(f"{self.name}: no occurrence {occurrence} in this function")
         return mutated
+
+
+def _as_function(code: str) -> str:
+    return "def example():\n" + textwrap.indent(code.rstrip("\n") + "\n", "    ")
 
 
 def _build_cosmic_ray_operators() -> tuple[dict[str, CosmicRayOperator], dict[str, str]]:
@@ -261,6 +282,11 @@ class MutmutOperator:
     arm: Arm = Arm.OPEN_WORLD
     defect_class: None = None
 
+    @property
+    def examples(self) -> tuple[OperatorExample, ...]:
+        before, after = MM_EXAMPLES[self.category]
+        return (OperatorExample(before=before, after=after),)
+
     def occurrences(self, source: str, context: SiteContext) -> int:
         return len(_mutmut_mutations(source, self.category)[2])
 
@@ -273,6 +299,41 @@ class MutmutOperator:
         assert isinstance(mutated, cst.Module)
         return _restore_site_decorators(mutated, decorators).code
 
+
+# One (before, after) per category, the first occurrence: what each category rewrites.
+MM_EXAMPLES: dict[str, tuple[str, str]] = {
+    "assign_none": (
+        "def f(x):\n    y = x + 1\n    return y\n",
+        "def f(x):\n    y = None\n    return y\n",
+    ),
+    "dict_kwarg": ("def f(x):\n    return dict(a=x)\n", "def f(x):\n    return dict(aXX=x)\n"),
+    "str_method": (
+        "def f(name):\n    return name.lower()\n",
+        "def f(name):\n    return name.upper()\n",
+    ),
+    "keyword": ("def f(x):\n    return x is None\n", "def f(x):\n    return x is not None\n"),
+    "name": ("def f():\n    return True\n", "def f():\n    return False\n"),
+    "lambda": ("def f():\n    return lambda x: x\n", "def f():\n    return lambda x: None\n"),
+    "match_case": (
+        "def f(x):\n    match x:\n        case 1:\n            return 'one'\n"
+        "        case _:\n            return 'other'\n",
+        "def f(x):\n    match x:\n        case _:\n            return 'other'\n",
+    ),
+    "if_exp": (
+        "def f(x):\n    return 1 if x else 2\n",
+        "def f(x):\n    return 1 if (x) and False else 2\n",
+    ),
+    "string": ("def f():\n    return 'ok'\n", "def f():\n    return 'XXokXX'\n"),
+    "call_arg": ("def f(x):\n    return g(x, 1)\n", "def f(x):\n    return g(None, 1)\n"),
+    "augassign_to_assign": (
+        "def f(x):\n    x += 1\n    return x\n",
+        "def f(x):\n    x = 1\n    return x\n",
+    ),
+    "augassign_op": (
+        "def f(x):\n    x += 1\n    return x\n",
+        "def f(x):\n    x -= 1\n    return x\n",
+    ),
+}
 
 MUTMUT_OPERATORS: dict[str, MutmutOperator] = {
     f"MM-{category}": MutmutOperator(name=f"MM-{category}", category=category)

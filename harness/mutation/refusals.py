@@ -159,7 +159,9 @@ def is_refusal_return(expr: ast.expr | None, judges: list[Judge]) -> bool:
 def refusal_returns(fn: ast.AST, judges: list[Judge]) -> frozenset[str]:
     """`ast.unparse` of the value of every `return` of `fn`'s own scope that refuses: how a
     `SiteContext` carries the classification to operators that parse the text again."""
-    from harness.mutation.sites import own_statements
+    # here, not at the top: importing the sites package imports its context module, which
+    # imports this one
+    from harness.mutation.sites.facts import own_statements
 
     assert isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef)
     return frozenset(

@@ -1,51 +1,68 @@
-"""Operators by name: the closed-world operators, the controls, and whatever registers
-through `register`.
+"""Operators by name: every family registered through one explicit mechanism, `register`.
 
-Hook for other operator families: call `register(op)` for each operator, or list the
-module and its registration function in `PLUGINS` (the open-world bridge,
-`harness.mutation.open_world.register_open_world(register)`); `load_plugins` (called by
-`get_operator` on its first call) imports them once, so importing this module stays cheap.
+Families: the closed-world operators (`M-`, `harness.mutation.closed_world`) and the
+control operators (`C-`, `harness.mutation.control_operators`) are registered when this
+module is imported; the families in `FAMILIES` (module -> its function that takes
+`register`: the Cosmic Ray and mutmut bridges, `CR-`/`MM-`) are imported and registered by
+`load_families`, once, so importing this module stays cheap. `all_operators()` and
+`get_operator()` call it first: they are the two ways to read the registry, and both see
+every family. Another family calls `register(op)` itself or adds its module to `FAMILIES`.
 """
 
 from __future__ import annotations
 
 import importlib
 
+from harness.errors import HarnessError
 from harness.mutation.closed_world import CLOSED_WORLD_OPERATORS
-from harness.mutation.controls import CONTROL_OPERATORS
+from harness.mutation.control_operators import CONTROL_OPERATORS
 from harness.mutation.model import Operator
+
+
+class UnknownOperator(HarnessError, KeyError):
+    """No operator is registered under the name (a KeyError, as the dict lookup was)."""
+
+    def __str__(self) -> str:  # a KeyError prints its message quoted
+        return str(self.args[0]) if self.args else ""
+
+
+class OperatorRegistrationError(HarnessError, TypeError, ValueError):
+    """`register` got something that is not an operator, or a name another operator holds."""
+
 
 OPERATORS: dict[str, Operator] = {}
 
 # module -> its function that takes `register` and registers the module's operators.
-PLUGINS: dict[str, str] = {"harness.mutation.open_world": "register_open_world"}
-_plugins_loaded = False
+FAMILIES: dict[str, str] = {"harness.mutation.open_world": "register_open_world"}
+PLUGINS = FAMILIES  # the old name of the same dict
+_families_loaded = False
 
 
 def register(operator: Operator) -> Operator:
     """Add `operator` under its name. Registering the same object again is a no-op; another
     object under a taken name is an error (names are ids in every mutant and ledger row)."""
     if not isinstance(operator, Operator):
-        raise TypeError(
-            f"{operator!r} is not an operator: it needs name, arm, defect_class, "
+        raise OperatorRegistrationError(
+            f"{operator!r} is not an operator: it needs name, arm, defect_class, examples, "
             "occurrences(source, context) and mutate(source, context, occurrence)"
         )
     existing = OPERATORS.get(operator.name)
     if existing is not None and existing is not operator:
-        raise ValueError(
+        raise OperatorRegistrationError(
             f"operator name {operator.name!r} is taken by {existing!r}; pick another name"
         )
     OPERATORS[operator.name] = operator
     return operator
 
 
-def load_plugins() -> None:
-    """Import each plugin module once and let it register its operators."""
-    global _plugins_loaded
-    if _plugins_loaded:
+def load_families() -> None:
+    """Import each module of `FAMILIES` once and let it register its operators; a family
+    whose module is not installed is left out (its operators are then unknown names)."""
+    global _families_loaded
+    if _families_loaded:
         return
-    _plugins_loaded = True
-    for module_name, hook in PLUGINS.items():
+    _families_loaded = True
+    for module_name, hook in FAMILIES.items():
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
@@ -55,14 +72,22 @@ def load_plugins() -> None:
         getattr(module, hook)(register)
 
 
+load_plugins = load_families  # the old name
+
+
+def all_operators() -> dict[str, Operator]:
+    """Every registered operator of every family, by name, in registration order."""
+    load_families()
+    return dict(OPERATORS)
+
+
 def get_operator(name: str) -> Operator:
-    """The operator registered as `name` (plugins are loaded on the first call, so after it
-    `OPERATORS` holds every family)."""
-    load_plugins()
+    """The operator registered as `name`, every family loaded."""
+    load_families()
     try:
         return OPERATORS[name]
     except KeyError:
-        raise KeyError(
+        raise UnknownOperator(
             f"unknown operator {name!r}; known operators: {', '.join(sorted(OPERATORS))}"
         ) from None
 

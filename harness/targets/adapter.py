@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from harness.errors import HarnessError
 from harness.targets.equality import JSON
 
 ERROR_KEYS = frozenset({"error", "errors", "error_message"})
@@ -55,7 +56,7 @@ class InvokeOutcome:
     error_message: str | None = None
 
 
-class ResetUnsupported(Exception):
+class ResetUnsupported(HarnessError):
     """The target has no reset path."""
 
 

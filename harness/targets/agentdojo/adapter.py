@@ -34,12 +34,12 @@ import re
 import sys
 import typing
 from collections.abc import Callable
-from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 from harness.targets.adapter import InvokeOutcome, ResetUnsupported
+from harness.targets.agentdojo.suite_data import LoadedSuite as _Suite
+from harness.targets.agentdojo.suite_data import load_suite as _load
 from harness.targets.equality import JSON
 
 SUITES = ("banking", "slack", "travel", "workspace")
@@ -87,42 +87,6 @@ CLOCK_PATHS: dict[str, tuple[str, ...]] = {
 
 # `FunctionsRuntime.run_function` reports a caught exception as f"{type(e).__name__}: {e}".
 _ERROR_TEXT = re.compile(r"(?s)\A([A-Za-z_][A-Za-z0-9_]*): ?(.*)\Z")
-
-
-@dataclass
-class _Suite:
-    """One loaded suite: its tools (the registered Function objects), the pristine default
-    environment (never handed out) and one runtime to run the tools through."""
-
-    suite: Any  # agentdojo.task_suite.task_suite.TaskSuite
-    functions: dict[str, Any]  # tool name -> agentdojo.functions_runtime.Function
-    default_env: Any  # agentdojo.functions_runtime.TaskEnvironment
-    runtime: Any  # agentdojo.functions_runtime.FunctionsRuntime
-    depends: type  # agentdojo.functions_runtime.Depends
-
-
-@cache
-def _load(suite: str, version: str) -> _Suite:
-    """Import agentdojo and load `suite` of benchmark `version`: once per process."""
-    # Through load_suites: importing a suite's task_suite module first is a circular import.
-    from agentdojo.functions_runtime import Depends, FunctionsRuntime
-    from agentdojo.task_suite.load_suites import get_suites
-
-    suites = get_suites(version)
-    if suite not in suites:
-        raise ValueError(
-            f"agentdojo has no suite {suite!r} in benchmark version {version!r}; "
-            f"known: {', '.join(sorted(suites)) or 'none (unknown version)'}"
-        )
-    task_suite = suites[suite]
-    functions = {function.name: function for function in task_suite.tools}
-    return _Suite(
-        suite=task_suite,
-        functions=functions,
-        default_env=task_suite.load_and_inject_default_environment({}),
-        runtime=FunctionsRuntime(list(functions.values())),
-        depends=Depends,
-    )
 
 
 def agentdojo_version() -> str:

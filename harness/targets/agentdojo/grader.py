@@ -13,6 +13,8 @@ import warnings
 from functools import cache
 from typing import Any, Protocol
 
+from harness.targets.agentdojo.suite_data import load_suite
+
 
 class _Adapter(Protocol):
     suite: str
@@ -29,9 +31,7 @@ class _Adapter(Protocol):
 @cache
 def _task_calls(suite: str, version: str) -> dict[str, tuple[str, ...]]:
     """tool -> ids of the user tasks whose ground truth calls it (computed on the original)."""
-    from harness.targets.agentdojo.adapter import _load
-
-    data = _load(suite, version)
+    data = load_suite(suite, version)
     calls: dict[str, set[str]] = {}
     for task_id, task in data.suite.user_tasks.items():
         environment = task.init_environment(data.default_env.model_copy(deep=True))
