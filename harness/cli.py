@@ -287,6 +287,8 @@ def _same_run(args: argparse.Namespace) -> list[str]:
         words += ["--scheduler", args.scheduler]
     if args.strict:
         words.append("--strict")
+    if args.skip_by_coverage:
+        words.append("--skip-by-coverage")
     return words
 
 
@@ -301,6 +303,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     executor = executor_for(
         args.executor, workers=args.workers, scheduler=args.scheduler, batch_size=args.batch_size
     )
+    if args.skip_by_coverage and args.executor != "local":
+        raise UserError(
+            Problem(
+                "--skip-by-coverage",
+                "skip_by_coverage",
+                "only the local executor takes it",
+                "drop --skip-by-coverage, or run with --executor local",
+            )
+        )
     progress = RunProgress(err_console)
     try:
         with interrupts_as_keyboard():  # SIGTERM stops the run like Ctrl-C
@@ -311,6 +322,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 executor=executor,
                 checker=args.checker,
                 strict=args.strict,
+                skip_by_coverage=args.skip_by_coverage,
             )
     except RunInterrupted as stop:
         progress.stop()
@@ -580,6 +592,13 @@ def build_parser() -> argparse.ArgumentParser:
         "results/PLAN/<freeze>.<checker>/ (any other checker only with --post-hoc)",
     )
     run.add_argument("--strict", action="store_true", help=RUN_STRICT_HELP)
+    run.add_argument(
+        "--skip-by-coverage",
+        action="store_true",
+        help="reuse the original's outcome for every run (liveness call, grader replay, "
+        "checker) that cannot execute the mutated function, from coverage of the original "
+        "recorded once per freeze; the rows are the same (docs/ledger.md)",
+    )
     run.set_defaults(func=cmd_run)
 
     publish_cmd = sub.add_parser("publish", help="copy a finished run into results/reference/")

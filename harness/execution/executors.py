@@ -41,6 +41,7 @@ from harness.execution.runner import (
     complete_context,
     new_context,
     score_pair,
+    score_unexecuted,
 )
 
 _FORK = multiprocessing.get_context("fork")
@@ -96,6 +97,15 @@ def score_pairs(
         while todo or running:
             while todo and len(running) < workers:
                 pair = todo.popleft()
+                reuse = ctx.reuse.get(pair.pair_id)
+                if reuse is not None and reuse.everything:  # nothing to run: no worker
+                    began, started = (
+                        time.monotonic(),
+                        datetime.now(UTC).isoformat(timespec="seconds"),
+                    )
+                    fields = score_unexecuted(ctx, pair)
+                    on_outcome(PairOutcome(pair.pair_id, fields, started, time.monotonic() - began))
+                    continue
                 receive, send = _FORK.Pipe(duplex=False)
                 process = _FORK.Process(
                     target=_child, args=(ctx, pair, send, os.getpid()), daemon=True
@@ -155,6 +165,7 @@ class LocalExecutor:
         ctx = new_context(
             job.plan, job.freeze_id, job.post_hoc, job.corpus.liveness, job.corpus, job.checker
         )
+        ctx.skip_by_coverage = job.skip_by_coverage
         # only what the pairs to score need: rows depend on the original tool alone, so a
         # resumed run prepares less and scores the same
         complete_context(ctx, pairs, job.folder / "baseline.json")

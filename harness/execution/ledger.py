@@ -18,7 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness.checker.verdicts import DefectClass, Verdict, Witness
 
-LEDGER_SCHEMA_VERSION = 2  # 2 added grader_caught, grader_tasks (null in version 1 rows)
+LEDGER_SCHEMA_VERSION = 3  # 2 added grader_caught, grader_tasks (null in version 1 rows);
+# 3 added skipped_by_coverage (false in earlier rows)
 
 
 class PairStatus(StrEnum):
@@ -97,11 +98,17 @@ class LedgerRow(BaseModel):
         default_factory=list, description="The tasks whose utility verdict the mutant changed"
     )
     error: str | None = None
+    skipped_by_coverage: bool = Field(
+        default=False,
+        description="Scored from the original's runs without running the mutant: no run "
+        "executes the mutated function (harness run --skip-by-coverage)",
+    )
     timing: Timing
 
     def comparable(self) -> dict[str, Any]:
-        """The row without its timing: what must be identical across reruns."""
-        return self.model_dump(mode="json", exclude={"timing"})
+        """The row without its timing and how it was obtained (`skipped_by_coverage`):
+        what must be identical across reruns, with or without skipping."""
+        return self.model_dump(mode="json", exclude={"timing", "skipped_by_coverage"})
 
 
 def _repair(path: Path) -> None:

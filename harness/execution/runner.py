@@ -34,6 +34,13 @@ from typing import Any, Protocol
 from harness.checker.verdicts import ToolReport, Verdict
 from harness.errors import Problem, UserError
 from harness.execution.controls import patched_contract
+from harness.execution.coverage import (
+    Reuse,
+    ToolCoverage,
+    definition_unchanged,
+    record_tool,
+    reuse_for,
+)
 from harness.execution.draw import Corpus, DrawnPair, check_plan, load_corpus
 from harness.execution.freeze import (
     Verification,
@@ -74,6 +81,9 @@ class RunContext:
     baselines: dict[tuple[str, str], ToolReport] = field(default_factory=dict)
     observations: dict[tuple[str, str], list[Observation]] = field(default_factory=dict)
     grades: dict[tuple[str, str], bool] = field(default_factory=dict)  # (target, task) -> utility
+    skip_by_coverage: bool = False  # reuse the original's runs a mutant cannot change (coverage)
+    coverage: dict[tuple[str, str], ToolCoverage] = field(default_factory=dict)
+    reuse: dict[str, Reuse] = field(default_factory=dict)  # pair id -> runs taken from the original
 
 
 @dataclass(frozen=True)
@@ -91,6 +101,7 @@ class RunJob:
     checker: str | None  # a comparison checker of the plan; None: the plan's checker
     hashes: dict[str, dict[str, str]]  # the inputs as verified (freeze.current_inputs)
     versions: dict[str, str]  # target versions as verified
+    skip_by_coverage: bool = False  # harness.execution.coverage; rows identical either way
 
 
 @dataclass(frozen=True)
@@ -176,6 +187,67 @@ def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None
             for task in adapter.grader_tasks(tool):
                 if (name, task) not in ctx.grades:
                     ctx.grades[(name, task)] = adapter.grade(task)
+    if ctx.skip_by_coverage:
+        complete_coverage(
+            ctx, pairs, keys, None if cache is None else cache.with_name("coverage.json")
+        )
+
+
+def complete_coverage(
+    ctx: RunContext, pairs: list[DrawnPair], keys: list[tuple[str, str]], cache: Path | None
+) -> None:
+    """Coverage of every run of the original tools the pairs touch (cached in the JSON file
+    `cache` when given), and each pair's `Reuse` (harness.execution.coverage)."""
+    from harness.checker import ReferenceChecker
+
+    cached: dict[str, Any] = (
+        json.loads(cache.read_text()) if cache is not None and cache.exists() else {}
+    )
+    for name, tool in keys:
+        label = f"{name}:{tool}"
+        if label in cached:
+            ctx.coverage[(name, tool)] = ToolCoverage.model_validate(cached[label])
+            continue
+        target, adapter = ctx.targets[name], ctx.targets[name].adapter
+        calls = ctx.corpus.liveness.get(name, {}).get(tool) or []
+        tasks = adapter.grader_tasks(tool) if isinstance(adapter, GraderAdapter) else []
+        packages = frozenset(
+            p.mutant.site.file.split("/", 1)[0] for p in pairs if p.mutant.target == name
+        )
+        coverage = record_tool(
+            Path(adapter.source_root()).resolve(),
+            packages,
+            lambda i, a=adapter, t=tool, c=calls: observe(a, t, [c[i]])[0],
+            len(calls),
+            adapter.grade if isinstance(adapter, GraderAdapter) else (lambda _t: None),
+            tasks,
+            lambda t=target, tl=tool: ctx.checker.check(t, [tl]).tool(tl),
+            (
+                ctx.observations.get((name, tool), []),
+                [ctx.grades[(name, task)] for task in tasks],
+                ctx.baselines[(name, tool)],
+            ),
+        )
+        ctx.coverage[(name, tool)] = coverage
+        cached[label] = coverage.model_dump(mode="json")
+    if cache is not None:
+        _write_json(cache, cached)
+    # only the reference checker is known to read nothing of a tool but what it executes
+    checker_reusable = isinstance(ctx.checker, ReferenceChecker)
+    for pair in pairs:
+        mutant, adapter = pair.mutant, ctx.targets[pair.mutant.target].adapter
+        if pair.contract_patch is not None:  # a negative control: the checker's contract differs
+            continue
+        if not definition_unchanged(
+            mutant.site, mutant.mutated_source, Path(adapter.source_root())
+        ):
+            continue
+        tasks = adapter.grader_tasks(pair.tool) if isinstance(adapter, GraderAdapter) else []
+        reuse = reuse_for(
+            ctx.coverage[(mutant.target, pair.tool)], mutant.site, tasks, checker_reusable
+        )
+        if reuse.observations or reuse.grades or reuse.checker:
+            ctx.reuse[pair.pair_id] = reuse
 
 
 # --- scoring one pair (runs in the child) -----------------------------------------------------
@@ -193,16 +265,52 @@ def score_pair(ctx: RunContext, pair: DrawnPair) -> dict[str, Any]:
         return {"status": PairStatus.COMPILE_ERROR, "error": str(exc)}
     except StaleMutant as exc:
         return {"status": PairStatus.INFRA_ERROR, "error": f"stale mutant: {exc}"}
+    return _score_applied(ctx, pair, ctx.reuse.get(pair.pair_id))
+
+
+def score_unexecuted(ctx: RunContext, pair: DrawnPair) -> dict[str, Any]:
+    """The row fields of a pair no run of which executes its mutated function (`Reuse.
+    everything`), in this process and without applying it: the mutant is checked and defined
+    as `apply_in_memory` would (the same compile and stale statuses), but bound nowhere."""
+    from harness.mutation.apply import MutantCompileError, StaleMutant, check_fresh, define
+
+    mutant = pair.mutant
+    adapter = ctx.targets[mutant.target].adapter
+    try:
+        check_fresh(adapter, mutant)
+        site = mutant.site  # the file name _compile gives, which a SyntaxError's text names
+        define(site, mutant.mutated_source, f"<mutant {mutant.id} of {site.file}:{site.qualname}>")
+    except MutantCompileError as exc:  # the message apply_in_memory's gives
+        return {"status": PairStatus.COMPILE_ERROR, "error": f"mutant {mutant.id} ({exc})"}
+    except StaleMutant as exc:
+        return {"status": PairStatus.INFRA_ERROR, "error": f"stale mutant: {exc}"}
+    return {**_score_applied(ctx, pair, ctx.reuse[pair.pair_id]), "skipped_by_coverage": True}
+
+
+def _score_applied(ctx: RunContext, pair: DrawnPair, reuse: Reuse | None) -> dict[str, Any]:
+    """The row fields of a pair whose mutant is applied (or, for a `reuse` of everything,
+    whose every run is the original's)."""
+    mutant = pair.mutant
+    target = ctx.targets[mutant.target]
     key = (mutant.target, pair.tool)
     if pair.contract_patch is not None:  # a negative control's look-alike input
         contract = target.contracts[pair.tool]
         target.contracts[pair.tool] = patched_contract(contract, pair.contract_patch)
     corpus = ctx.corpus.liveness.get(mutant.target, {}).get(pair.tool, [])
-    mutant_observations = observe(target.adapter, pair.tool, corpus)
+    if reuse is None:
+        mutant_observations = observe(target.adapter, pair.tool, corpus)
+    else:  # the leading calls that cannot reach the mutated function: the original's
+        reused = ctx.observations[key][: reuse.observations]
+        rest = observe(target.adapter, pair.tool, corpus[reuse.observations :])
+        mutant_observations = reused + rest
     found = differences(ctx.observations[key], mutant_observations)
-    fields: dict[str, Any] = {"live": bool(found), **grader_fields(ctx, target, pair.tool)}
+    grades = 0 if reuse is None else reuse.grades
+    fields: dict[str, Any] = {"live": bool(found), **grader_fields(ctx, target, pair.tool, grades)}
     try:
-        report = ctx.checker.check(target, [pair.tool]).tool(pair.tool)
+        if reuse is not None and reuse.checker:
+            report = ctx.baselines[key]
+        else:
+            report = ctx.checker.check(target, [pair.tool]).tool(pair.tool)
     except Exception as exc:  # the checker under test failed on this mutant
         return {
             **fields,
@@ -238,9 +346,10 @@ def score_pair(ctx: RunContext, pair: DrawnPair) -> dict[str, Any]:
     }
 
 
-def grader_fields(ctx: RunContext, target: Target, tool: str) -> dict[str, Any]:
+def grader_fields(ctx: RunContext, target: Target, tool: str, reused: int = 0) -> dict[str, Any]:
     """Replay the target's own grader on every task that calls `tool` (mutant applied) and
-    name the tasks whose utility verdict differs from the original's."""
+    name the tasks whose utility verdict differs from the original's; the first `reused`
+    tasks keep the original's verdict without a replay (they cannot reach the mutant)."""
     adapter = target.adapter
     if not isinstance(adapter, GraderAdapter):
         return {}
@@ -248,7 +357,7 @@ def grader_fields(ctx: RunContext, target: Target, tool: str) -> dict[str, Any]:
     if not tasks:
         return {"grader_caught": False}
     changed = []
-    for task in tasks:
+    for task in tasks[reused:]:
         try:
             verdict = adapter.grade(task)
         except Exception:  # the mutant broke the replay itself: the grader sees a failure
@@ -395,9 +504,11 @@ def execute(
     executor: Executor | None = None,
     checker: str | None = None,
     strict: bool = False,
+    skip_by_coverage: bool = False,
 ) -> RunResult:
     """Score the pairs not yet in the ledger with `executor` (default: the local pool of
-    `workers` processes) under the plan's checker, or the comparison checker `checker`."""
+    `workers` processes) under the plan's checker, or the comparison checker `checker`;
+    `skip_by_coverage` reuses the original's runs a mutant cannot change (the same rows)."""
     from harness.execution.executors import LocalExecutor
 
     if executor is None:
@@ -421,6 +532,7 @@ def execute(
                 checker,
                 check.hashes,
                 check.versions,
+                skip_by_coverage,
             )
             now = datetime.now(UTC).isoformat(timespec="seconds")
             # a resumed run keeps its first start and adds this one to `resumed_at`
@@ -433,6 +545,7 @@ def execute(
                 "freeze_id": freeze_id,
                 "post_hoc": post_hoc,
                 **executor.describe(),
+                "skip_by_coverage": skip_by_coverage,
                 "started_at": started_at,
                 "resumed_at": resumed_at,
                 "ended_at": None,
