@@ -1,4 +1,4 @@
-"""Coverage of the original tools, and the exact skipping it allows (`harness run --skip-by-coverage`).
+"""Coverage of the original tools, and the exact skipping it allows (`--skip-by-coverage`).
 
 Rule. A pair's work in its worker is a sequence of *runs*, in this order: each liveness
 call (from a fresh environment), each grader replay (`grader_tasks(tool)`, in order), then
@@ -110,7 +110,7 @@ def function_names(codes: set[CodeType], root: Path, packages: frozenset[str]) -
     return sorted(names)
 
 
-# --- the per-tool record ---------------------------------------------------------------------------
+# --- the per-tool record ----------------------------------------------------------------------
 
 
 class ToolCoverage(BaseModel):
@@ -176,7 +176,7 @@ def executes(functions: list[str], site: FunctionSite) -> bool:
     return any(name == exact or name.startswith(nested) for name in functions)
 
 
-# --- what a pair may reuse ---------------------------------------------------------------------------
+# --- what a pair may reuse ---------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
