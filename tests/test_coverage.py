@@ -12,11 +12,13 @@ from pathlib import Path
 from test_runner import comparable, harness, ledger
 
 from harness.execution.coverage import (
+    Reuse,
     ToolCoverage,
     definition_unchanged,
     executed_code,
     executes,
     function_names,
+    record_tool,
     reuse_for,
 )
 from harness.execution.draw import load_corpus, write_corpus
@@ -110,7 +112,9 @@ def coverage(
 ) -> ToolCoverage:
     return ToolCoverage(
         packages=["toy_domain"],
+        sites=[f"{SITE.file}::{SITE.qualname}"],
         reproducible=True,
+        liveness_calls=len(liveness),
         liveness=liveness,
         grader=grader,
         grader_task_ids=[f"t{i}" for i in range(len(grader))],
@@ -118,8 +122,11 @@ def coverage(
     )
 
 
+SITE = toy_site("deposit", "deposit")
+
+
 def test_runs_are_reused_only_before_the_first_that_executes_the_site() -> None:
-    site = toy_site("deposit", "deposit")
+    site = SITE
     hit, miss = [f"{site.file}::deposit"], ["toy_domain/bank.py::Bank.__init__"]
     tasks = ["t0", "t1"]
     nothing = reuse_for(coverage([miss, miss], [miss, miss], miss), site, tasks, True)
@@ -134,6 +141,52 @@ def test_runs_are_reused_only_before_the_first_that_executes_the_site() -> None:
     untrusted = coverage([miss], [miss, miss], miss).model_copy(update={"reproducible": False})
     assert reuse_for(untrusted, site, tasks, True).observations == 0
     assert reuse_for(coverage([miss], [miss], miss), site, ["other"], True).observations == 0
+    other = coverage([miss], [miss, miss], miss).model_copy(update={"sites": ["x.py::f"]})
+    assert reuse_for(other, site, tasks, True).observations == 0  # recorded for other sites
+    unrecorded = coverage([miss], [miss, miss], miss).model_copy(update={"liveness_calls": 3})
+    assert reuse_for(unrecorded, site, tasks, True) == Reuse(1, 0, False)
+
+
+def test_recording_stops_once_every_site_has_been_executed() -> None:
+    adapter = load_target("toy_domain").adapter
+    root = Path(adapter.source_root()).resolve()
+    init = FunctionSite(  # not a tool's site: only its name matters here
+        module="toy_domain.bank",
+        file="toy_domain/bank.py",
+        qualname="Bank.__init__",
+        start_line=1,
+        end_line=1,
+        source_hash="",
+    )
+    calls: list[int] = []
+
+    def observe_call(i: int) -> int:
+        calls.append(i)
+        adapter.fresh()  # executes Bank.__init__
+        return i
+
+    def record(sites: list[FunctionSite], expected_first: int = 0) -> ToolCoverage:
+        calls.clear()
+        return record_tool(
+            root,
+            frozenset({"toy_domain"}),
+            sites,
+            observe_call,
+            3,
+            lambda task: task == "t0",
+            ["t0"],
+            lambda: "report",
+            ([expected_first, 1, 2], [True], "report"),
+        )
+
+    first = record([init])
+    assert (calls, len(first.liveness), first.grader, first.checker) == ([0], 1, [], None)
+    assert first.reproducible
+    assert reuse_for(first, init, ["t0"], True) == Reuse(0, 0, False)
+    never = record([SITE])  # deposit is never called: every run is recorded
+    assert (calls, len(never.grader), never.checker) == ([0, 1, 2], 1, [])
+    assert reuse_for(never, SITE, ["t0"], True) == Reuse(3, 1, True)
+    assert not record([SITE], expected_first=9).reproducible  # an outcome differs
 
 
 # --- end to end ----------------------------------------------------------------------------------

@@ -114,22 +114,28 @@ def function_names(codes: set[CodeType], root: Path, packages: frozenset[str]) -
 
 
 class ToolCoverage(BaseModel):
-    """What each run of one tool's pairs executes on the original code."""
+    """What each recorded run of one tool's pairs executes on the original code. Runs are
+    recorded in the pair's order until every site of the tool's pairs has been executed
+    by some run: no pair can reuse a later run, so recording it would cost time for nothing.
+    A run not recorded counts as executing every site."""
 
     model_config = ConfigDict(extra="forbid")
 
     schema_version: int = COVERAGE_SCHEMA_VERSION
     packages: list[str]  # the top-level folders recorded; other files are unknown
-    reproducible: bool  # every recorded outcome equals the baseline's
-    liveness: list[list[str]]  # per liveness call, in corpus order
-    grader: list[list[str]]  # per grader task, in grader_tasks order
+    sites: list[str]  # `file::qualname` of the sites this record was made for
+    reproducible: bool  # every recorded outcome equals the one computed before
+    liveness_calls: int  # the corpus calls of the tool (recorded or not)
+    liveness: list[list[str]]  # per recorded liveness call, in corpus order
     grader_task_ids: list[str]
-    checker: list[str]
+    grader: list[list[str]]  # per recorded grader task, in grader_tasks order
+    checker: list[str] | None  # None: not recorded
 
 
 def record_tool(
     root: Path,
     packages: frozenset[str],
+    sites: list[FunctionSite],
     observe_call: Callable[[int], Any],
     calls: int,
     grade: Callable[[str], Any],
@@ -137,34 +143,39 @@ def record_tool(
     check: Callable[[], Any],
     expected: tuple[list[Any], list[Any], Any],
 ) -> ToolCoverage:
-    """Run every run of a tool once on the original under the profiler; `expected` holds
-    the outcomes computed before (observations, grader verdicts, baseline report)."""
-    outcomes: tuple[list[Any], list[Any], list[Any]] = ([], [], [])
-    covered: tuple[list[list[str]], list[list[str]], list[list[str]]] = ([], [], [])
-    runs: list[tuple[int, Callable[[], Any]]] = [
-        *((0, lambda i=i: observe_call(i)) for i in range(calls)),
-        *((1, lambda t=t: grade(t)) for t in tasks),
-        (2, check),
+    """Run the runs of a tool on the original under the profiler, in order, until every
+    site has been executed; `expected` holds the outcomes computed before (observations,
+    grader verdicts, baseline report), which each recorded outcome must equal."""
+    observations, verdicts, report = expected
+    runs: list[tuple[int, Callable[[], Any], Any]] = [
+        *((0, lambda i=i: observe_call(i), observations[i]) for i in range(calls)),
+        *((1, lambda t=t: grade(t), verdicts[j]) for j, t in enumerate(tasks)),
+        (2, check, report),
     ]
-    for kind, run in runs:
+    covered: tuple[list[list[str]], list[list[str]], list[list[str]]] = ([], [], [])
+    remaining = list(sites)
+    reproducible = True
+    for kind, run, want in runs:
+        if not remaining:
+            break
         with executed_code() as codes:
             try:
                 outcome: Any = run()
-            except Exception as exc:  # the original failing is an outcome too
+            except Exception as exc:  # the original failing here: not what was computed before
                 outcome = ("raised", type(exc).__name__)
-        outcomes[kind].append(outcome)
-        covered[kind].append(function_names(codes, root, packages))
-    observations, verdicts, report = expected
-    reproducible = (
-        outcomes[0] == observations and outcomes[1] == verdicts and outcomes[2] == [report]
-    )
+        reproducible = reproducible and outcome == want
+        names = function_names(codes, root, packages)
+        covered[kind].append(names)
+        remaining = [site for site in remaining if not executes(names, site)]
     return ToolCoverage(
         packages=sorted(packages),
+        sites=sorted({f"{s.file}::{s.qualname}" for s in sites}),
         reproducible=reproducible,
+        liveness_calls=calls,
         liveness=covered[0],
-        grader=covered[1],
         grader_task_ids=list(tasks),
-        checker=covered[2][0],
+        grader=covered[1],
+        checker=covered[2][0] if covered[2] else None,
     )
 
 
@@ -216,19 +227,24 @@ def definition_unchanged(site: FunctionSite, mutated_source: str, root: Path) ->
 def reuse_for(
     coverage: ToolCoverage, site: FunctionSite, tasks: list[str], checker_reusable: bool
 ) -> Reuse:
-    """The prefix of runs of a pair that execute nothing of `site` on the original."""
-    if not coverage.reproducible or site.file.split("/", 1)[0] not in coverage.packages:
+    """The prefix of runs of a pair that execute nothing of `site` on the original (a run
+    not recorded ends it)."""
+    if not coverage.reproducible or f"{site.file}::{site.qualname}" not in coverage.sites:
         return Reuse(0, 0, False)
-    if tasks != coverage.grader_task_ids:
+    if site.file.split("/", 1)[0] not in coverage.packages or tasks != coverage.grader_task_ids:
         return Reuse(0, 0, False)
     observations = 0
     for functions in coverage.liveness:
         if executes(functions, site):
             return Reuse(observations, 0, False)
         observations += 1
+    if observations < coverage.liveness_calls:  # the rest was not recorded
+        return Reuse(observations, 0, False)
     grades = 0
     for functions in coverage.grader:
         if executes(functions, site):
             return Reuse(observations, grades, False)
         grades += 1
+    if grades < len(tasks) or coverage.checker is None:
+        return Reuse(observations, grades, False)
     return Reuse(observations, grades, checker_reusable and not executes(coverage.checker, site))

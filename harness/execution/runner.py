@@ -211,12 +211,13 @@ def complete_coverage(
         target, adapter = ctx.targets[name], ctx.targets[name].adapter
         calls = ctx.corpus.liveness.get(name, {}).get(tool) or []
         tasks = adapter.grader_tasks(tool) if isinstance(adapter, GraderAdapter) else []
-        packages = frozenset(
-            p.mutant.site.file.split("/", 1)[0] for p in pairs if p.mutant.target == name
+        sites = list(
+            {p.mutant.site: None for p in pairs if (p.mutant.target, p.tool) == (name, tool)}
         )
         coverage = record_tool(
             Path(adapter.source_root()).resolve(),
-            packages,
+            frozenset(site.file.split("/", 1)[0] for site in sites),
+            sites,
             lambda i, a=adapter, t=tool, c=calls: observe(a, t, [c[i]])[0],
             len(calls),
             adapter.grade if isinstance(adapter, GraderAdapter) else (lambda _t: None),
