@@ -168,7 +168,10 @@ def _count(n: int, noun: str) -> str:
 def cmd_validate(args: argparse.Namespace) -> int:
     from harness.contracts.validator import validate_inputs
 
-    count, problems, drafts = validate_inputs(args.paths)
+    warnings: list = []
+    count, problems, drafts = validate_inputs(args.paths, warnings)
+    for warning in warnings:  # printed, never failing: a non-biconditional signal is legal
+        err_console.print(f"warning: {warning.line()}", markup=False, soft_wrap=True)
     for problem in problems:
         err_console.print(problem.line(), markup=False, soft_wrap=True)
     for draft in drafts:
@@ -428,7 +431,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     console.print(
         f"wrote {len(result.tables)} table files, "
         + (f"{result.figure.name}, " if result.figure else "")
-        + f"{result.macros.name} and {result.mutation_report.name} under {result.out_dir}"
+        + f"{result.macros.name}, {result.mutation_report.name} and {result.html.name} "
+        + f"under {result.out_dir}"
     )
     return _predictions_exit(result.predictions, args.strict)
 

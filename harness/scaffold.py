@@ -205,6 +205,8 @@ CONTRACT_HEADER = """\
 # `harness contracts validate` lists it. For each: write the predicate over pre, post, args
 # and result, then drop the _draft suffix. Mark effective arguments (effective: true plus an
 # arg.NAME clause), add frame clauses, and set success.biconditional where the docs say so.
+# WARNING: success.biconditional is false in this draft, which turns phantom-effect detection
+# off (an absent effect is then allowed); `harness contracts validate` warns until you decide.
 """
 
 

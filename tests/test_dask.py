@@ -96,6 +96,7 @@ def test_dask_ledger_equals_the_local_ledger_row_for_row(tmp_path, cluster, froz
 def test_a_published_dask_run_keeps_its_baseline(tmp_path, cluster, frozen):
     address, _ = cluster
     root = copy_of(frozen[0], tmp_path)
+    test_runner.committed(root)  # publish needs the freeze committed before the run
     done = run_dask(root, address, "--batch-size", "4")
     assert done.returncode == 0, done.stderr
     (run_dir,) = (root / "results" / "small").iterdir()

@@ -29,7 +29,7 @@ from harness.analysis.scoring import (
     task_order,
 )
 from harness.analysis.statistics import clustered_wilson, wilson_interval
-from harness.analysis.tables import build_tables, task_list_text
+from harness.analysis.tables import Table, build_tables, task_list_text
 from harness.checker.verdicts import DefectClass
 from harness.execution.draw import Corpus, DrawnPair
 from harness.execution.ledger import LedgerRow, MissCause, PairStatus, Timing
@@ -39,6 +39,15 @@ FIXTURE = Path(__file__).parent / "fixtures" / "example_run"
 GOLDEN = FIXTURE / "expected_tables"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 NEWCOMMAND = re.compile(r"^\\newcommand\{\\([^}]*)\}\{([^}]*)\}$")
+
+
+def squeeze(text: str) -> str:
+    """Markdown with tabulate's column padding collapsed: rows read `| a | b |`."""
+    return re.sub(r" {2,}", " ", text)
+
+
+def markdown(table: Table) -> str:
+    return squeeze(render_markdown(table))
 
 
 @pytest.fixture(scope="module")
@@ -154,17 +163,17 @@ def test_every_table_names_its_freeze_in_every_format() -> None:
         "predictions",
     ]
     for table in tables:
-        assert meta.freeze_id in render_markdown(table).splitlines()[0]
+        assert meta.freeze_id in markdown(table).splitlines()[0]
         assert meta.freeze_id in render_latex(table)
         csv_lines = render_csv(table).splitlines()
         assert all(line.startswith(f"{meta.freeze_id},false,") for line in csv_lines[1:])
-        assert "POST HOC" not in render_markdown(table)
+        assert "POST HOC" not in markdown(table)
 
 
 def test_specificity_counts_a_flagged_control_as_false_positive() -> None:
     meta, rows = load_run(FIXTURE)
     table = next(t for t in build_tables(rows, meta) if t.name == "control_specificity")
-    md = render_markdown(table)
+    md = markdown(table)
     assert "| specificity | specificity 95% CI |" in md and "precision" not in md.split("\n")[2]
     # C-REORDER: 4 controls, one detected (flagged) → specificity 3/4, FP rate 1/4
     assert "| controls | C-REORDER | 4 | 3 | 1 | 0 | 0 | 0.750 | [0.301, 0.954] | 0.250 |" in md
@@ -173,7 +182,7 @@ def test_specificity_counts_a_flagged_control_as_false_positive() -> None:
 def test_negative_control_misses_show_the_witness() -> None:
     meta, rows = load_run(FIXTURE)
     table = next(t for t in build_tables(rows, meta) if t.name == "negative_controls")
-    md = render_markdown(table)
+    md = markdown(table)
     assert "| NC-int-float | deposit | CONFORMS | VIOLATES | detected | miss | balance_after" in md
     assert "| NC-same-value | rename_meeting | CONFORMS | CONFORMS | missed | hit | — |" in md
     assert "no verdict (crash: RecursionError: depth)" in md
@@ -182,19 +191,17 @@ def test_negative_control_misses_show_the_witness() -> None:
 def test_open_world_escapes_and_causes() -> None:
     meta, rows = load_run(FIXTURE)
     tables = {t.name: t for t in build_tables(rows, meta)}
-    md = render_markdown(tables["open_world_escapes"])
+    md = markdown(tables["open_world_escapes"])
     # all: 11 mutants, 10 pairs in n (one infra), 8 live, 5 escapes (live and missed)
     assert "| all | 11 | 10 | 1 | 8 | 5 | 0.625 | [0.306, 0.863] |" in md
-    causes = render_markdown(tables["open_world_miss_causes"])
+    causes = markdown(tables["open_world_miss_causes"])
     assert "| no_clause | 2 | 0.400 | 2 |" in causes
     assert "| unreached | 0 | 0.000 | 2 |" in causes
 
 
 def test_recall_rows_show_counted_only_rate_and_unknown_share_beside_the_bounds() -> None:
     meta, rows = load_run(FIXTURE)
-    md = render_markdown(
-        next(t for t in build_tables(rows, meta) if t.name == "closed_world_recall")
-    )
+    md = markdown(next(t for t in build_tables(rows, meta) if t.name == "closed_world_recall"))
     assert "| evidence bounds | P/(P+F) | U/N |" in md
     # real M-PRECOND: P 1, F 1, U 2 (untestable + timeout) of n 4 → bounds [0.25, 0.75]
     assert "| 0.250 | [0.046, 0.699] | [0.250, 0.750] | 0.500 | 0.500 |" in md
@@ -203,7 +210,7 @@ def test_recall_rows_show_counted_only_rate_and_unknown_share_beside_the_bounds(
 def test_closed_world_misses_by_cause_per_operator_and_scope() -> None:
     meta, rows = load_run(FIXTURE)
     tables = {t.name: t for t in build_tables(rows, meta)}
-    md = render_markdown(tables["closed_world_miss_causes"])
+    md = markdown(tables["closed_world_miss_causes"])
     assert "| missed | no_clause | probe_unrevealing | unreached | checker_crash |" in md
     # toy M-RESET: 2 misses (one unreached, one probe_unrevealing); crash and compile_error
     # pairs are undecided, not misses
@@ -230,11 +237,11 @@ def test_post_hoc_rows_mark_their_table_and_themselves(tmp_path) -> None:
 
     run = _copy_run(tmp_path / "run", reset_post_hoc)
     result = report(run, tmp_path / "out")
-    recall = (result.out_dir / "tables" / "closed_world_recall.md").read_text()
+    recall = squeeze((result.out_dir / "tables" / "closed_world_recall.md").read_text())
     assert recall.startswith("### POST HOC: Closed-world recall")
     assert "| toy (post hoc) | M-RESET |" in recall
     assert "| toy | M-PHANTOM |" in recall
-    specificity = (result.out_dir / "tables" / "control_specificity.md").read_text()
+    specificity = squeeze((result.out_dir / "tables" / "control_specificity.md").read_text())
     assert "POST HOC" not in specificity
 
 
@@ -288,7 +295,7 @@ def test_grader_arm_counts_on_the_fixture() -> None:
 def test_grader_arm_table_and_macros() -> None:
     meta, rows = load_run(FIXTURE)
     table = next(t for t in build_tables(rows, meta) if t.name == "grader_arm")
-    md = render_markdown(table)
+    md = markdown(table)
     assert (
         "| closed_world | M-PHANTOM | 4 | 2 | 0.500 | [0.150, 0.850] | 2 | 0.500 | "
         "[0.125, 0.875] | 1 | 1 | 1 | 1 |"
@@ -321,7 +328,7 @@ def test_grader_tasks_by_tool_on_the_fixture() -> None:
         ("user_task_6", "user_task_7"),
     )
     table = next(t for t in build_tables(rows, meta) if t.name == "grader_tasks_by_tool")
-    md = render_markdown(table)
+    md = markdown(table)
     assert (
         "| agentdojo-banking | send_money | 4 | 4 | 10 | user_task_0, user_task_2, "
         "user_task_3, user_task_4, … (+6 more) |"
@@ -399,7 +406,7 @@ def test_version_one_rows_parse_and_report(tmp_path) -> None:
     result = report(run, tmp_path / "out")
     assert NO_GRADER_NOTE in result.notes
     assert not any(p.name.startswith("grader_") for p in result.tables)
-    recall = (result.out_dir / "tables" / "closed_world_recall.md").read_text()
+    recall = squeeze((result.out_dir / "tables" / "closed_world_recall.md").read_text())
     pooled = "| pooled | M-PHANTOM | 11 | 10.225 | 8 | 3 | 0 | 0 | 0 | 0.727 | [0.424, 0.906] |"
     assert pooled in recall  # the numbers of the ledger before the grader rows were added
 
@@ -677,7 +684,7 @@ def test_compare_claims_a_direction_where_the_bounds_separate(tmp_path) -> None:
         assert (row.support, row.robust) == ("?", "?")
     flipped = compare(tmp_path / "b", tmp_path / "a").row("closed_world", "M-RESET")
     assert (flipped.support, flipped.robust) == ("B>A", "B>A")
-    md = render_markdown(comparison_table(result))
+    md = markdown(comparison_table(result))
     assert "A 0f1e2d3c4b5a6978, B 0f1e2d3c4b5a6978" in md.splitlines()[0]
     assert "| closed_world | M-RESET | 30 | 28 |" in md and "| A>B | A>B |" in md
     assert "support claim (evidence bounds) | sampling-robust claim (Wilson-widened) |" in md
@@ -714,7 +721,7 @@ def test_support_rule_says_nothing_where_undecided_pairs_bridge_the_gap(tmp_path
     assert (row.support, row.robust) == ("?", "?")
     assert row.a.counted_only == 1.0 and row.a.unknown_share == 7 / 12
     assert row.b.counted_only == 8 / 12 and row.b.unknown_share == 0.0
-    md = render_markdown(comparison_table(compare(run_a, run_b)))
+    md = markdown(comparison_table(compare(run_a, run_b)))
     # n, detected, rate, P/(P+F), U/N, evidence of A
     assert "| closed_world | M-RESET | 12 | 5 | 0.417 | 1.000 | 0.583 | [0.417, 1.000] |" in md
 
@@ -729,7 +736,7 @@ def test_rows_of_another_freeze_are_noted(tmp_path) -> None:
 
     meta, rows = load_run(_copy_run(tmp_path / "run", other))
     for table in build_tables(rows, meta):
-        assert "rows also carry freeze ids feedfacefeedface" in render_markdown(table)
+        assert "rows also carry freeze ids feedfacefeedface" in markdown(table)
 
 
 def test_a_folder_without_a_run_is_a_user_error(tmp_path) -> None:

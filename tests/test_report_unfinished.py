@@ -79,6 +79,8 @@ def test_an_unfinished_run_says_so_in_titles_captions_and_macros(tmp_path):
 def test_a_finished_run_has_no_such_label(tmp_path):
     out = tmp_path / "out"
     done = harness("report", str(FIXTURE), "--out", str(out), "--strict")
-    assert done.returncode == 0, done.stderr
+    # not refused (2): the 3 is --strict's verdict on the fixture's failed predictions
+    assert done.returncode == 3, done.stderr
+    assert "predictions: 14 scored, 3 failed" in done.stdout
     assert "unfinished" not in done.stdout.lower()
     assert not any("UNFINISHED" in p.read_text() for p in (out / "tables").iterdir())

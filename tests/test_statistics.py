@@ -11,7 +11,9 @@ from statsmodels.stats.oneway import anova_oneway
 from statsmodels.stats.proportion import proportion_confint
 
 from harness.analysis.statistics import (
+    BOOTSTRAP_RESAMPLES,
     Z95,
+    cluster_bootstrap,
     clustered_wilson,
     compare_bounds,
     design_effect,
@@ -175,6 +177,50 @@ def test_clustered_wilson_accepts_another_success_count() -> None:
     assert clustered_wilson(0, []) == (0.0, 1.0, 0.0, 1.0, 0.0)
     with pytest.raises(ValueError):
         clustered_wilson(9, [(1, 4), (3, 4)])
+
+
+def test_icc_without_within_cluster_variance() -> None:
+    # MSW = 0: every cluster all-or-nothing. Means that differ are perfectly correlated
+    # within clusters (ICC 1); means that agree carry no information (0).
+    assert icc_anova([(0, 3), (3, 3)]) == 1.0
+    assert icc_anova([(0, 3), (0, 2)]) == 0.0
+    assert icc_anova([(1, 1), (0, 1), (2, 2)]) == 1.0  # singletons, MSW still 0
+
+
+# --- cluster bootstrap --------------------------------------------------------------------
+
+
+def _hand_cluster_bootstrap(clusters: list[tuple[int, int]], seed: int) -> tuple[float, float]:
+    """Resample whole clusters with numpy alone (another stream), percentile 2.5 / 97.5."""
+    rng = np.random.default_rng(seed)
+    s = np.array([c[0] for c in clusters], dtype=float)
+    n = np.array([c[1] for c in clusters], dtype=float)
+    picks = rng.integers(0, len(clusters), size=(20000, len(clusters)))
+    rates = s[picks].sum(axis=1) / n[picks].sum(axis=1)
+    lo, hi = np.percentile(rates, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def test_cluster_bootstrap_against_an_independent_resampling() -> None:
+    clusters = [(1, 4), (3, 4), (0, 3), (5, 6), (2, 2), (4, 7)]
+    ours = cluster_bootstrap(clusters)
+    assert ours is not None
+    hand = _hand_cluster_bootstrap(clusters, seed=7)
+    # Two Monte Carlo estimates of the same quantiles: agree to sampling error.
+    assert ours == pytest.approx(hand, abs=0.03)
+    pooled = sum(s for s, _ in clusters) / sum(n for _, n in clusters)
+    assert ours[0] < pooled < ours[1]
+
+
+def test_cluster_bootstrap_is_seeded_and_needs_two_clusters() -> None:
+    clusters = [(1, 4), (3, 4), (0, 3), (5, 6), (2, 2), (4, 7), (1, 5), (6, 9)]
+    assert cluster_bootstrap(clusters) == cluster_bootstrap(clusters)
+    assert cluster_bootstrap(clusters, seed=1) != cluster_bootstrap(clusters, seed=2)
+    assert cluster_bootstrap([(2, 5)]) is None
+    assert cluster_bootstrap([(2, 5), (0, 0)]) is None  # an empty cluster is no cluster
+    # Every cluster at the same rate: resampling tools cannot move the pooled rate.
+    assert cluster_bootstrap([(1, 2), (2, 4), (3, 6)]) == pytest.approx((0.5, 0.5))
+    assert BOOTSTRAP_RESAMPLES >= 1000
 
 
 # --- evidence bounds and comparison -------------------------------------------------------

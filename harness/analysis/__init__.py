@@ -1,10 +1,11 @@
 """Scoring, statistics, tables, plots and comparison: from a run's ledger to the numbers a
 paper cites. Offline and deterministic; nothing here runs a checker or a mutant.
 
-  statistics       Wilson, ICC, design effect, evidence bounds (pure functions)
+  frame            the ledger as a pandas DataFrame (load_ledger, load_ledgers)
+  statistics       Wilson, ICC, design effect, cluster bootstrap, evidence bounds
   scoring          ledger rows → counts and rates per arm, operator, scope, tool, and the
                    grader arm (checker beside the target's own grader, where it has one)
-  tables / render  tables as data; Markdown, LaTeX, CSV and rich renderers
+  tables / render  tables as data; Markdown, LaTeX, CSV (from DataFrames) and rich
   macros           LaTeX macro names for every number
   plots            the forest plot of per-operator recall
   mutation_report  Stryker's mutation-testing-elements JSON
@@ -13,6 +14,7 @@ paper cites. Offline and deterministic; nothing here runs a checker or a mutant.
 """
 
 from harness.analysis.compare import ComparisonResult, compare, comparison_table
+from harness.analysis.frame import load_ledger, load_ledgers
 from harness.analysis.report import ReportResult, main_tables, report
 from harness.analysis.runs import RunMeta, load_run, load_run_meta
 
@@ -22,6 +24,8 @@ __all__ = [
     "RunMeta",
     "compare",
     "comparison_table",
+    "load_ledger",
+    "load_ledgers",
     "load_run",
     "load_run_meta",
     "main_tables",

@@ -5,13 +5,27 @@ Only defect-injecting arms (closed world, open world) are listed: a control is n
 defect, so its "survival" is the right answer and would distort the mutation score; the
 precision tables report controls. A mutant's id is its pair id (one mutant may be scored
 against several tools); `killedBy` lists the clauses that newly VIOLATE.
+
+Each mutant's location is the exact span its diff changes and `replacement` the text put
+there: the mutant's unified diff applied to the installed file, then the longest common
+prefix and suffix of the two texts trimmed off, so the viewer shows the real change (a `+`
+turned into `-` is one character). Where the installed file is unknown or no longer matches
+the diff, the location falls back to the whole function, without a replacement.
+
+The JSON written is validated against the vendored mutation-testing-elements schema
+(`schemas/mutation-testing-report-schema.json`, see `schemas/NOTICE`).
 """
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable, Iterable
-from typing import Literal
+from functools import cache
+from importlib import resources
+from typing import Any, Literal
 
+import jsonschema
 from pydantic import BaseModel, ConfigDict
 
 from harness.analysis.scoring import ArmKind, arm_kind
@@ -50,6 +64,7 @@ class MutantResult(_Model):
     statusReason: str | None = None
     killedBy: list[str] | None = None
     description: str | None = None
+    replacement: str | None = None
 
 
 class FileResult(_Model):
@@ -95,7 +110,7 @@ def status_of(row: LedgerRow) -> tuple[MutantStatus, str | None]:
     raise AssertionError(row.status)
 
 
-def _location(site: FunctionSite | None, source: str) -> Location:
+def _whole_function(site: FunctionSite | None, source: str) -> Location:
     if site is None:
         return Location(start=Position(line=1, column=1), end=Position(line=1, column=1))
     lines = source.splitlines()
@@ -106,6 +121,90 @@ def _location(site: FunctionSite | None, source: str) -> Location:
     )
 
 
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
+
+
+def apply_diff(source: str, diff: str) -> str | None:
+    """`source` with the unified `diff` applied, or None when the diff does not fit it (its
+    context or removed lines differ from the file's)."""
+    lines = source.splitlines(keepends=True)
+    out: list[str] = []
+    at = 0  # index into `lines` of the next line not yet copied
+    hunk_lines = diff.splitlines(keepends=True)
+    i = 0
+    while i < len(hunk_lines):
+        match = _HUNK.match(hunk_lines[i])
+        i += 1
+        if not match:
+            continue  # the ---/+++ header
+        start = int(match.group(1)) - (0 if match.group(2) == "0" else 1)
+        if start < at:
+            return None
+        out += lines[at:start]
+        at = start
+        while i < len(hunk_lines) and not hunk_lines[i].startswith("@@"):
+            line = hunk_lines[i]
+            i += 1
+            tag, text = line[:1], line[1:]
+            if tag == "\\":  # "\ No newline at end of file"
+                continue
+            if tag in (" ", "-"):
+                if at >= len(lines) or lines[at].rstrip("\n") != text.rstrip("\n"):
+                    return None
+                at += 1
+                if tag == " ":
+                    out.append(lines[at - 1])
+            elif tag == "+":
+                out.append(text)
+    return "".join(out + lines[at:])
+
+
+def _position(text: str, offset: int) -> Position:
+    line = text.count("\n", 0, offset) + 1
+    return Position(line=line, column=offset - (text.rfind("\n", 0, offset) + 1) + 1)
+
+
+def _common_length(same: Callable[[int], bool], limit: int) -> int:
+    """The largest k <= limit with same(k), for a `same` true up to some k and false after:
+    a binary search, so whole files compare in C, not character by character."""
+    lo, hi = 0, limit
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if same(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def change_span(source: str, diff: str) -> tuple[Location, str] | None:
+    """The span of `source` that `diff` changes (end exclusive) and the text replacing it;
+    None when the diff does not apply to `source`."""
+    mutated = apply_diff(source, diff) if source and diff else None
+    if mutated is None or mutated == source:
+        return None
+    limit = min(len(source), len(mutated))
+    prefix = _common_length(lambda k: source[:k] == mutated[:k], limit)
+    suffix = _common_length(
+        lambda k: source[len(source) - k :] == mutated[len(mutated) - k :], limit - prefix
+    )
+    end = len(source) - suffix
+    location = Location(start=_position(source, prefix), end=_position(source, end))
+    return location, mutated[prefix : len(mutated) - suffix]
+
+
+@cache
+def report_schema() -> dict[str, Any]:
+    """The mutation-testing-elements report schema (vendored; see schemas/NOTICE)."""
+    path = resources.files("harness.analysis") / "schemas" / "mutation-testing-report-schema.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def validate_report(payload: dict[str, Any]) -> None:
+    """Raise `jsonschema.ValidationError` unless `payload` is a valid report."""
+    jsonschema.Draft7Validator(report_schema()).validate(payload)
+
+
 def mutation_report(
     rows: Iterable[LedgerRow],
     corpus: Corpus | None,
@@ -114,12 +213,13 @@ def mutation_report(
 ) -> MutationTestReport:
     """`read_source(target, file)` gives the installed file's text or "" (I/O stays outside).
     Without a corpus, each mutant sits at 1:1 of a file named `<target>/<tool>`."""
-    sites = {p.pair_id: p.mutant.site for p in corpus.pairs} if corpus else {}
+    mutants = {p.pair_id: p.mutant for p in corpus.pairs} if corpus else {}
     files: dict[str, FileResult] = {}
     for row in sorted(rows, key=lambda r: r.pair_id):
         if arm_kind(row) not in REPORTED_ARMS:
             continue
-        site = sites.get(row.pair_id)
+        mutant = mutants.get(row.pair_id)
+        site = mutant.site if mutant else None
         path = site.file if site else f"{row.target}/{row.tool}"
         if path not in files:
             files[path] = FileResult(
@@ -127,11 +227,15 @@ def mutation_report(
             )
         status, reason = status_of(row)
         where = f"in {site.qualname}" if site else "(site unknown)"
+        source = files[path].source
+        span = change_span(source, mutant.diff) if mutant else None
+        location, replacement = span if span else (_whole_function(site, source), None)
         files[path].mutants.append(
             MutantResult(
                 id=row.pair_id,
                 mutatorName=row.operator,
-                location=_location(site, files[path].source),
+                location=location,
+                replacement=replacement,
                 status=status,
                 statusReason=reason,
                 killedBy=[v.clause_id for v in row.new_violations] if status == "Killed" else None,

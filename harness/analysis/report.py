@@ -10,7 +10,10 @@ run.json; writes, under the output folder:
   macros.tex                    one \\newcommand per number (scheme: harness.analysis.macros)
   (tables/predictions.*)        every prediction of the plan scored (run.json's copy, or
                                 the plan file the run's freeze hashed)
-  mutation-report.json          Stryker's mutation-testing-elements schema
+  report.html                   the page to browse: headline tables, forest plot, every
+                                pair (harness.analysis.html_report)
+  mutation-report.json          Stryker's mutation-testing-elements schema (validated;
+                                each mutant at the exact span its diff changes)
 
 Re-running on the same ledger gives byte-identical files.
 """
@@ -26,8 +29,10 @@ from pathlib import Path
 
 from rich.table import Table as RichTable
 
+from harness.analysis.frame import ledger_frame
+from harness.analysis.html_report import render_html
 from harness.analysis.macros import render_macros
-from harness.analysis.mutation_report import mutation_report
+from harness.analysis.mutation_report import mutation_report, validate_report
 from harness.analysis.predictions import PredictionRow, score_predictions
 from harness.analysis.render import (
     latex_escape,
@@ -53,6 +58,7 @@ TABLES_DIR = "tables"
 FOREST_PLOT = "recall-forest.png"
 MACROS = "macros.tex"
 MUTATION_REPORT = "mutation-report.json"
+REPORT_HTML = "report.html"
 MAIN_TABLES = (
     "closed_world_recall",
     "closed_world_axes",  # only when the run has observation-clause operators
@@ -78,6 +84,7 @@ class ReportResult:
     macros: Path
     mutation_report: Path
     notes: tuple[str, ...]  # what the report could not do, for the CLI to print
+    html: Path
     predictions: tuple[PredictionRow, ...] = ()
 
 
@@ -207,7 +214,13 @@ def report(run_dir: Path, out_dir: Path | None = None, strict: bool = False) -> 
     stryker = mutation_report(rows, corpus, _installed_source, config)
     mutation_json = out_dir / MUTATION_REPORT
     payload = stryker.model_dump(mode="json", exclude_none=True)
+    validate_report(payload)  # a failure is our bug: nothing invalid is written
     _write(mutation_json, json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+    page = out_dir / REPORT_HTML
+    headline = [t for t in tables if t.name in MAIN_TABLES]
+    forest_png = figure.read_bytes() if figure else None
+    _write(page, render_html(ledger_frame(rows, run), headline, run, corpus, forest_png))
     return ReportResult(
         out_dir,
         tuple(table_paths),
@@ -215,5 +228,6 @@ def report(run_dir: Path, out_dir: Path | None = None, strict: bool = False) -> 
         macros,
         mutation_json,
         tuple(notes),
+        page,
         () if run.comparison_run else tuple(score_predictions(rows, run.predictions)),
     )

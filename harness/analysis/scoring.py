@@ -10,10 +10,12 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cached_property
 
 from harness.analysis.statistics import (
     Bounds,
     ClusteredInterval,
+    cluster_bootstrap,
     clustered_wilson,
     evidence_bounds,
     wilson_interval,
@@ -132,10 +134,16 @@ class Rate:
     n: int
     plain: Bounds
     clustered: ClusteredInterval
+    clusters: tuple[tuple[int, int], ...] = ()  # (successes, size) per tool
 
     @property
     def value(self) -> float | None:
         return self.x / self.n if self.n else None
+
+    @cached_property
+    def bootstrap(self) -> Bounds | None:
+        """The cluster-bootstrap interval over tools (a sensitivity check; None: < 2 tools)."""
+        return cluster_bootstrap(self.clusters)
 
 
 def clusters_of(
@@ -155,7 +163,7 @@ def rate(rows: Sequence[LedgerRow], success: Callable[[LedgerRow], bool]) -> Rat
     clusters = clusters_of(rows, success)
     x = sum(s for s, _ in clusters)
     n = len(rows)
-    return Rate(x, n, wilson_interval(x, n), clustered_wilson(x, clusters))
+    return Rate(x, n, wilson_interval(x, n), clustered_wilson(x, clusters), tuple(clusters))
 
 
 def scored(rows: Iterable[LedgerRow]) -> list[LedgerRow]:

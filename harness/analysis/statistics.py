@@ -6,22 +6,32 @@ so intervals are widened by the Kish design effect with tools as clusters.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Literal, NamedTuple
 
+import numpy as np
+from scipy.stats import bootstrap, norm
+from statsmodels.stats.oneway import anova_generic
+from statsmodels.stats.proportion import proportion_confint
+
 Z95 = 1.959963984540054
 """Two-sided 95% standard normal quantile, Φ⁻¹(0.975)."""
+
+ALPHA95 = 2.0 * float(norm.sf(Z95))  # the two-sided level of Z95: 0.05 (to rounding)
 
 Bounds = tuple[float, float]
 Claim = Literal["A>B", "B>A", "?"]
 
 
 def wilson_interval(x: float, n: float, z: float = Z95) -> Bounds:
-    """Wilson score interval for a proportion p̂ = x/n.
+    """Wilson score interval for a proportion p̂ = x/n, from statsmodels'
+    `proportion_confint(x, n, method="wilson")` (which accepts non-integer x and n, and clips
+    to [0, 1] with the ends exact at x = 0 and x = n).
 
     (p̂ + z²/2n ± z·√(p̂(1−p̂)/n + z²/4n²)) / (1 + z²/n), clipped to [0, 1].
-    `x` and `n` may be non-integer (effective counts); n = 0 gives (0, 1).
+    This wrapper stays for three things statsmodels does not do: n = 0 gives the vacuous
+    (0, 1) (statsmodels returns nan with divide-by-zero warnings), x outside [0, n] is an
+    error (statsmodels returns a number), and the ends are plain floats, not numpy scalars.
     Reference: Wilson, E. B. (1927), JASA 22(158), 209–212; Brown, Cai & DasGupta (2001),
     Statistical Science 16(2), 101–133 (the score interval).
     """
@@ -29,24 +39,19 @@ def wilson_interval(x: float, n: float, z: float = Z95) -> Bounds:
         raise ValueError(f"need 0 <= x <= n, got x={x}, n={n}")
     if n == 0:
         return (0.0, 1.0)
-    p = x / n
-    z2 = z * z
-    denominator = 1.0 + z2 / n
-    centre = (p + z2 / (2.0 * n)) / denominator
-    half = z * math.sqrt(p * (1.0 - p) / n + z2 / (4.0 * n * n)) / denominator
-    # At x = 0 (x = n) the lower (upper) end is 0 (1) exactly; rounding must not move it.
-    lo = 0.0 if x == 0 else max(0.0, centre - half)
-    hi = 1.0 if x == n else min(1.0, centre + half)
-    return (lo, hi)
+    alpha = ALPHA95 if z == Z95 else 2.0 * float(norm.sf(z))
+    lo, hi = proportion_confint(x, n, alpha=alpha, method="wilson")
+    return (float(lo), float(hi))
 
 
 def icc_anova(clusters: Sequence[tuple[int, int]]) -> float:
     """One-way ANOVA intraclass correlation of a 0/1 outcome over clusters (successes, size).
 
-    With k clusters of sizes nᵢ, N = Σnᵢ, rates pᵢ and pooled rate p̄:
-    SSB = Σnᵢ(pᵢ−p̄)², SSW = Σnᵢpᵢ(1−pᵢ), MSB = SSB/(k−1), MSW = SSW/(N−k),
-    m₀ = (N − Σnᵢ²/N)/(k−1), ICC = (MSB−MSW)/(MSB+(m₀−1)·MSW), clipped to [0, 1];
-    0 when undefined (k < 2, N = k, or a zero denominator). Empty clusters are ignored.
+    With k clusters of sizes nᵢ, N = Σnᵢ, rates (group means) pᵢ and pooled rate p̄:
+    F = MSB/MSW from the group means, variances nᵢpᵢ(1−pᵢ)/(nᵢ−1) and sizes (statsmodels'
+    `anova_generic`, equal variances), m₀ = (N − Σnᵢ²/N)/(k−1), ICC = (F−1)/(F+m₀−1),
+    clipped to [0, 1]; equivalently (MSB−MSW)/(MSB+(m₀−1)·MSW). MSW = 0 gives 1 when the
+    means differ and 0 when not; 0 when undefined (k < 2, N = k). Empty clusters are ignored.
     Reference: Donner, A. (1986), Int. Stat. Review 54(1), 67–82 (the ANOVA estimator with
     unequal cluster sizes); Ridout, Demétrio & Firth (1999), Biometrics 55(1), 137–148.
     """
@@ -58,16 +63,15 @@ def icc_anova(clusters: Sequence[tuple[int, int]]) -> float:
     total = sum(n for _, n in cells)
     if k < 2 or total == k:
         return 0.0
-    pooled = sum(s for s, _ in cells) / total
-    ssb = sum(n * (s / n - pooled) ** 2 for s, n in cells)
-    ssw = sum(n * (s / n) * (1.0 - s / n) for s, n in cells)
-    msb = ssb / (k - 1)
-    msw = ssw / (total - k)
-    m0 = (total - sum(n * n for _, n in cells) / total) / (k - 1)
-    denominator = msb + (m0 - 1.0) * msw
-    if denominator <= 0:
-        return 0.0
-    return min(1.0, max(0.0, (msb - msw) / denominator))
+    sizes = np.array([n for _, n in cells], dtype=float)
+    means = np.array([s for s, _ in cells], dtype=float) / sizes
+    # The sample variance of a 0/1 cluster; a singleton adds nothing within (weight nᵢ − 1 = 0).
+    variances = np.where(sizes > 1, sizes * means * (1.0 - means) / np.maximum(sizes - 1, 1), 0)
+    m0 = (total - float((sizes**2).sum()) / total) / (k - 1)
+    if not variances.any():  # MSW = 0: F is infinite, or undefined when the means agree too
+        return 1.0 if np.ptp(means) > 0 else 0.0
+    f = float(anova_generic(means, variances, sizes, use_var="equal").statistic)
+    return min(1.0, max(0.0, (f - 1.0) / (f + m0 - 1.0)))
 
 
 def design_effect(mean_cluster_size: float, icc: float) -> float:
@@ -112,6 +116,45 @@ def clustered_wilson(x: float, clusters: Sequence[tuple[int, int]]) -> Clustered
     n_eff = effective_n(total, deff)
     lo, hi = wilson_interval(x / total * n_eff, n_eff)
     return ClusteredInterval(lo, hi, n_eff, deff, icc)
+
+
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_SEED = 20261201  # fixed: the same ledger gives the same bytes
+
+
+def cluster_bootstrap(
+    clusters: Sequence[tuple[int, int]],
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> Bounds | None:
+    """95% percentile interval of the pooled rate Σsᵢ/Σnᵢ when whole clusters (successes,
+    size) are resampled with replacement: `scipy.stats.bootstrap` over the clusters, paired,
+    seeded. A sensitivity check beside `clustered_wilson`, which assumes one common ICC;
+    None with fewer than two non-empty clusters (nothing to resample between).
+    Reference: Davison & Hinkley (1997), Bootstrap Methods and their Application, CUP, §3.8
+    (resampling clusters); Field & Welsh (2007), JRSS B 69(3), 369–390.
+    """
+    cells = [(s, n) for s, n in clusters if n > 0]
+    if len(cells) < 2:
+        return None
+    successes = np.array([s for s, _ in cells], dtype=float)
+    sizes = np.array([n for _, n in cells], dtype=float)
+
+    def pooled(s: np.ndarray, n: np.ndarray, axis: int = -1) -> np.ndarray:
+        return s.sum(axis=axis) / n.sum(axis=axis)
+
+    result = bootstrap(
+        (successes, sizes),
+        pooled,
+        paired=True,
+        vectorized=True,
+        n_resamples=resamples,
+        confidence_level=0.95,
+        method="percentile",
+        rng=np.random.default_rng(seed),
+    )
+    interval = result.confidence_interval
+    return (float(interval.low), float(interval.high))
 
 
 def evidence_bounds(detected: int, missed: int, undecided: int) -> Bounds:

@@ -36,6 +36,7 @@ from harness.analysis.scoring import (
     open_world_escapes,
     per_tool,
 )
+from harness.analysis.statistics import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from harness.execution.ledger import LedgerRow, MissCause
 
 Interval = tuple[float, float]
@@ -118,6 +119,13 @@ N_NOTE = "n = pairs drawn less infra_error (harness failures, shown apart and ou
 DEFF_NOTE = (
     "95% CI (deff): Wilson interval of x/n with n_eff = n/deff, Kish design effect "
     "deff = 1 + (m-1) ICC, ICC by one-way ANOVA over clusters = tools."
+)
+
+BOOTSTRAP_NOTE = (
+    "Sensitivity: cluster bootstrap = 95% percentile interval of recall over "
+    f"{BOOTSTRAP_RESAMPLES} resamples of whole tools with replacement (scipy.stats.bootstrap, "
+    f"seed {BOOTSTRAP_SEED}); it drops the common-ICC assumption of the deff interval, "
+    "which stays the headline. — where the row has fewer than two tools."
 )
 
 
@@ -253,6 +261,12 @@ def _recall_rows_table(
         Column("infra", "infra_error", Kind.INT, "Infra"),
         Column("recall", "recall", Kind.FLOAT, ""),
         Column("recall 95% CI (deff)", "recall_ci", Kind.INTERVAL, ""),
+        Column(
+            "sensitivity: recall 95% CI (cluster bootstrap)",
+            "recall_ci_bootstrap",
+            Kind.INTERVAL,
+            "Bootstrap",
+        ),
         Column("evidence bounds", "evidence", Kind.INTERVAL, "Evidence"),
         Column("P/(P+F)", "counted_only", Kind.FLOAT, "CountedOnly"),
         Column("U/N", "unknown_share", Kind.FLOAT, "UnknownShare"),
@@ -276,6 +290,7 @@ def _recall_rows_table(
                     c.infra,
                     r.recall.value,
                     (r.recall.clustered.lo, r.recall.clustered.hi),
+                    r.recall.bootstrap,
                     c.evidence,
                     c.counted_only,
                     c.unknown_share,
@@ -299,6 +314,7 @@ def _recall_rows_table(
             "error = timeout + crash + compile_error; recall = detected / n (any class); "
             "class-matched counts only detections of the operator's own defect class.",
             DEFF_NOTE,
+            BOOTSTRAP_NOTE,
             "Evidence bounds [P/n, (P+U)/n]: P detected, U undecided (untestable + error); "
             "beside them the counted-only rate P/(P+F) (F missed) and the Unknown share U/n.",
             "Scope toy = target toy_domain, real = every other target, pooled = both.",
@@ -590,9 +606,11 @@ def cause_table(causes: Sequence[MissCauseRow], meta: RunMeta, post_hoc: bool) -
 # --- grader arm ---------------------------------------------------------------------------
 
 GRADER_NOTE = (
-    "grader = the target's own grader (AgentDojo's utility checks), replayed on the ground "
-    "truth of every user task that calls the pair's tool; caught = some task's utility "
-    "verdict changed under the mutant."
+    "grader = the target's own grader, replayed with no model on the ground truth of every "
+    "task that calls the pair's tool (AgentDojo: each user task's utility check; tau2-bench: "
+    "the port's db_match and env_assertions per task, where db_match rebuilds its expected "
+    "database with the same, mutated, tools, so it cannot change its verdict under a "
+    "deterministic mutant); caught = some task's verdict changed under the mutant."
 )
 
 

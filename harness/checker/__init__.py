@@ -21,7 +21,8 @@ from harness.errors import Problem, UserError
 from harness.targets.equality import STRICT, EqualityPolicy
 from harness.targets.registry import Target
 
-REFERENCE_VERSION = "1.1.0"  # 1.1: observation clauses (validity, integrity)
+REFERENCE_VERSION = "1.2.0"  # 1.1: observation clauses; 1.2: annotation-aware probe
+# values, `pool: declared`, the int-vs-float hint in witnesses (issue 19)
 
 
 @runtime_checkable

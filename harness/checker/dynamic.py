@@ -34,6 +34,7 @@ Rules (clause → class):
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -279,7 +280,16 @@ class ToolCheck:
             found = harvest(state)
             self._harvests[id(state)] = (state, found)
             self._state_lists.update((id(v), v) for v in found.lists)
-        return argument_pools(compiled, state, self.seed, tool, self._harvests[id(state)][1])
+        return argument_pools(
+            compiled, state, self.seed, tool, self._harvests[id(state)][1], self.hints(tool)
+        )
+
+    def hints(self, tool: str) -> dict[str, Any]:
+        """The tool's parameter annotations (none when they do not resolve)."""
+        try:
+            return typing.get_type_hints(self.adapter.tool_function(tool))
+        except Exception:  # unresolvable annotations: every harvested value stays a candidate
+            return {}
 
     def starts(self, initial: JSON) -> Iterator[Start]:
         """The fresh start, then (built once, when first needed) one start per tool of the
@@ -443,12 +453,23 @@ class ToolCheck:
                     "no effect happened; without a biconditional success signal that is allowed",
                 )
             return
+        clauses = {clause.id: clause for clause in self.c.effects}
         for cid in failed:
+            text = detail.format(cid=cid) + self.type_hint(clauses[cid], bindings)
             self.ledger.violate(
-                cid,
-                defect,
-                Witness(probes=run.records(), state_diff=changes, detail=detail.format(cid=cid)),
+                cid, defect, Witness(probes=run.records(), state_diff=changes, detail=text)
             )
+
+    def type_hint(self, clause: CompiledClause, bindings: Mapping[str, JSON]) -> str:
+        """Equality stays type-strict; the witness says when the clause fails only by type
+        (it would hold if an int and a float of equal value compared equal)."""
+        if self.policy.numeric_tower:
+            return ""
+        try:
+            tower = clause.predicate.holds(bindings, policy=EqualityPolicy(numeric_tower=True))
+        except PredicateRuntimeError:
+            return ""
+        return "; equal in value, differ in type: int vs float" if tower is True else ""
 
     def grade_frame(self, run: ProbeRun) -> None:
         for clause in self.contract.frame:

@@ -10,8 +10,13 @@ product of the pools. Everything is deterministic under the seed.
 
 from __future__ import annotations
 
+import enum
+import functools
+import itertools
 import random
-from collections.abc import Mapping, Sequence
+import types
+import typing
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -121,6 +126,15 @@ class Harvest:
     lists: list[list[Any]] = field(default_factory=list)
 
 
+# Partial harvests of records (dicts two levels down) by identity. A tau2 snapshot shares
+# its untouched records with every other snapshot, so each record is walked once per
+# process; a record built anew misses and is walked as before. Entries pin their record,
+# so an id is never reused while its entry lives.
+_Partial = tuple[set[str], set[str], set[int], set[float], dict[str, list[Any]]]
+_RECORDS: dict[int, tuple[Any, _Partial]] = {}
+_RECORD_ENTRIES = 100_000
+
+
 def harvest(state: JSON) -> Harvest:
     """Collection keys (keys of dicts whose values are records), scalar leaves, list leaves."""
     keys: set[str] = set()
@@ -128,27 +142,7 @@ def harvest(state: JSON) -> Harvest:
     ints: set[int] = set()
     floats: set[float] = set()
     lists: dict[str, list[Any]] = {}
-
-    def walk(node: JSON) -> None:
-        if isinstance(node, dict):
-            if node and all(isinstance(v, dict) for v in node.values()):
-                keys.update(node)
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            lists.setdefault(repr(node), node)
-            for value in node:
-                walk(value)
-        elif isinstance(node, bool) or node is None:
-            return
-        elif isinstance(node, str):
-            strings.add(node)
-        elif isinstance(node, int):
-            ints.add(node)
-        elif isinstance(node, float):
-            floats.add(node)
-
-    walk(state)
+    _walk(state, (keys, strings, ints, floats, lists), 0)
     return Harvest(
         sorted(keys),
         sorted(strings - keys),
@@ -156,6 +150,42 @@ def harvest(state: JSON) -> Harvest:
         sorted(floats),
         [lists[k] for k in sorted(lists)],
     )
+
+
+def _walk(node: JSON, into: _Partial, depth: int) -> None:
+    _, strings, ints, floats, lists = into
+    if isinstance(node, dict):
+        if depth == 2:
+            hit = _RECORDS.get(id(node))
+            if hit is None or hit[0] is not node:
+                partial: _Partial = (set(), set(), set(), set(), {})
+                _walk_dict(node, partial, depth)
+                if len(_RECORDS) >= _RECORD_ENTRIES:
+                    _RECORDS.clear()
+                hit = _RECORDS[id(node)] = (node, partial)
+            for mine, theirs in zip(into, hit[1], strict=True):
+                mine.update(theirs)  # type: ignore[attr-defined]
+            return
+        _walk_dict(node, into, depth)
+    elif isinstance(node, list):
+        lists.setdefault(repr(node), node)
+        for value in node:
+            _walk(value, into, depth + 1)
+    elif isinstance(node, bool) or node is None:
+        return
+    elif isinstance(node, str):
+        strings.add(node)
+    elif isinstance(node, int):
+        ints.add(node)
+    elif isinstance(node, float):
+        floats.add(node)
+
+
+def _walk_dict(node: dict[str, Any], into: _Partial, depth: int) -> None:
+    if node and all(isinstance(v, dict) for v in node.values()):
+        into[0].update(node)
+    for value in node.values():
+        _walk(value, into, depth + 1)
 
 
 def _dedupe(values: list[JSON]) -> list[JSON]:
@@ -170,10 +200,78 @@ def _dedupe(values: list[JSON]) -> list[JSON]:
     return out
 
 
-def candidate_pool(name: str, spec: ArgumentSpec, found: Harvest, rng: random.Random) -> list[JSON]:
-    """Values to try for one argument: declared first, then harvested (seeded order), then
-    edge values. Lists and dicts are fine: nothing here hashes a value."""
+def fits(value: JSON, hint: Any) -> bool:
+    """Whether a harvested value is well-typed for a parameter annotation: a Literal's or
+    an Enum's values, a pydantic model's required fields, list items, union members; an
+    annotation this does not know admits everything."""
+    return _fitter(hint)(value)
+
+
+_Fit = Callable[[JSON], bool]
+
+
+def _typed_in(choices: tuple[Any, ...]) -> _Fit:
+    return lambda v: any(v == c and type(v) is type(c) for c in choices)
+
+
+@functools.lru_cache(maxsize=512)
+def _fitter(hint: Any) -> _Fit:
+    """`fits` for one annotation, built once (the pools test thousands of values)."""
+    if hint is None or hint is Any:
+        return lambda v: True
+    origin = typing.get_origin(hint)
+    if origin is typing.Literal:
+        return _typed_in(typing.get_args(hint))
+    if origin in (typing.Union, types.UnionType):
+        members = typing.get_args(hint)
+        # `Model | dict[str, Any]`: the dict is the model's JSON form, so the model decides
+        if any(_is_model(m) for m in members):
+            members = tuple(m for m in members if not _is_dict(m))
+        parts = [_fitter(m) for m in members]
+        return lambda v: any(part(v) for part in parts)
+    if origin is typing.Annotated:
+        return _fitter(typing.get_args(hint)[0])
+    if origin is list:
+        inner = typing.get_args(hint)
+        item = _fitter(inner[0]) if inner else (lambda v: True)
+        return lambda v: isinstance(v, list) and all(item(x) for x in v)
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return _typed_in(tuple(m.value for m in hint))
+    if _is_model(hint):
+        fields = hint.model_fields
+        required = frozenset(n for n, f in fields.items() if f.is_required())
+        allowed = frozenset(fields)
+        return lambda v: isinstance(v, dict) and required <= v.keys() and v.keys() <= allowed
+    if hint in (str, int, float, bool, dict, list):
+        if hint is float:
+            return lambda v: type(v) in (float, int)
+        return lambda v: type(v) is hint
+    return lambda v: True
+
+
+def _is_model(hint: Any) -> bool:
+    return isinstance(hint, type) and isinstance(getattr(hint, "model_fields", None), dict)
+
+
+def _is_dict(hint: Any) -> bool:
+    return hint is dict or typing.get_origin(hint) is dict
+
+
+def candidate_pool(
+    name: str, spec: ArgumentSpec, found: Harvest, rng: random.Random, hint: Any = None
+) -> list[JSON]:
+    """Values to try for one argument: declared first, then harvested (seeded order) and
+    kept only when they fit the parameter's annotation (`fits`), then edge values. With
+    `pool: declared` only the declared values (and the default, and None when nullable).
+    Lists and dicts are fine: nothing here hashes a value."""
     declared = list(spec.probe_values)
+    if spec.pool == "declared":
+        only = [
+            *declared,
+            *([spec.default] if spec.optional else []),
+            *([None] if spec.nullable else []),
+        ]
+        return _dedupe(only)
     base = spec.base_type
     harvested: list[JSON]
     edges: list[JSON]
@@ -195,21 +293,56 @@ def candidate_pool(name: str, spec: ArgumentSpec, found: Harvest, rng: random.Ra
     else:  # dict
         harvested, edges = [], [{}]
     rng.shuffle(harvested)
-    pool = [*declared, *edges[:2], *harvested, *edges[2:]]
-    if spec.optional:
-        pool.insert(len(declared), spec.default)
-    if spec.nullable:
-        pool.append(None)
-    return _dedupe(pool)[: max(MAX_POOL, len(declared) + 2)]
+    kept: Iterable[JSON] = harvested
+    ill_typed: list[JSON] = []
+    if hint is not None:
+        kept = (v for v in harvested if fits(v, hint))  # lazily: the pool stops at its size
+        # An ill-typed edge ("" for a Literal) goes last: the happy-path search meets every
+        # well-typed value first, a precondition can still be falsified with it.
+        ill_typed = [v for v in edges if not fits(v, hint)]
+        edges = [v for v in edges if fits(v, hint)]
+    pool = itertools.chain(
+        declared,
+        [spec.default] if spec.optional else [],
+        edges[:2],
+        kept,
+        edges[2:],
+        [None] if spec.nullable else [],
+        ill_typed,
+    )
+    return _first_unique(pool, max(MAX_POOL, len(declared) + 2))
+
+
+def _first_unique(values: Iterable[JSON], limit: int) -> list[JSON]:
+    """`_dedupe(list(values))[:limit]`, reading no further than needed."""
+    seen: set[str] = set()
+    out: list[JSON] = []
+    for value in values:
+        key = canonical_key(value)
+        if key not in seen:
+            seen.add(key)
+            out.append(value)
+            if len(out) == limit:
+                break
+    return out
 
 
 def argument_pools(
-    compiled: CompiledContract, state: JSON, seed: int, tool: str, found: Harvest | None = None
+    compiled: CompiledContract,
+    state: JSON,
+    seed: int,
+    tool: str,
+    found: Harvest | None = None,
+    hints: Mapping[str, Any] | None = None,
 ) -> dict[str, list[JSON]]:
-    """Every argument's candidate pool; `found`: `harvest(state)`, when already known."""
+    """Every argument's candidate pool; `found`: `harvest(state)`, when already known;
+    `hints`: the tool's parameter annotations."""
     found = harvest(state) if found is None else found
+    hints = hints or {}
     return {
-        name: candidate_pool(name, spec, found, random.Random(f"{seed}:{tool}:{name}"))
+        name: candidate_pool(
+            name, spec, found, random.Random(f"{seed}:{tool}:{name}"), hints.get(name)
+        )
         for name, spec in compiled.contract.signature.items()
     }
 

@@ -63,7 +63,10 @@ def problems_from_validation(
     problems = []
     for err in error.errors():
         message = err["msg"].removeprefix("Value error, ")
-        fix = _FIXES.get(err["type"], f"see `harness {kind} schema` for the field's form")
+        schema = f"`harness {kind} schema`"
+        fix = _FIXES.get(err["type"], f"see {schema} for the field's form")
+        if err["type"].endswith(("_type", "_parsing")):  # a wrong form: say where forms are
+            fix = f"{fix} ({schema} shows the field's form)"
         if err["type"] == "value_error":
             fix = f"correct the {kind} as the message says"
         where = _where(tuple(err["loc"]), data)

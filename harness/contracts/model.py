@@ -29,6 +29,8 @@ class Surface(StrEnum):
     README = "readme"
     EXTERNAL_STANDARD = "external_standard"
     MAINTAINER_ANNOTATION = "maintainer_annotation"
+    # The domain policy the agent's system prompt carries (tau2's policy.txt): agent-visible.
+    POLICY = "policy"
 
 
 # The design's tier rule: what an agent (or the person building one) can read. A README
@@ -41,6 +43,7 @@ AGENT_VISIBLE_SURFACES = frozenset(
         Surface.PROMPT_TEMPLATE,
         Surface.README,
         Surface.EXTERNAL_STANDARD,
+        Surface.POLICY,
     }
 )
 
@@ -56,7 +59,9 @@ class _Strict(BaseModel):
 
 
 class Provenance(_Strict):
-    """A verbatim quote at a file and line of the installed target's source."""
+    """A verbatim quote at a file and line of the installed target's source. A quote may
+    span lines: it starts on `line`, and line breaks and indentation in the source match
+    any run of whitespace in the quote."""
 
     surface: Surface
     quote: str = Field(min_length=1)
@@ -137,6 +142,10 @@ class ArgumentSpec(_Strict):
     default: Any = Field(default=None, description="Default value; only with `optional: true`")
     optional: bool = False
     probe_values: list[Any] = Field(default_factory=list)
+    pool: Literal["harvested", "declared"] = Field(
+        default="harvested",
+        description="declared: probe only `probe_values` (not values harvested from the state)",
+    )
 
     @property
     def base_type(self) -> str:

@@ -64,6 +64,18 @@ def _source(path: Path) -> tuple[list[str], ast.Module | None, frozenset[tuple[i
     return lines, tree, frozenset(comments)
 
 
+def _spans_lines(lines: list[str], line: int, quote: str) -> bool:
+    """Whether `quote` starts on `line` and runs on over the following lines, with every run
+    of whitespace (line breaks and indentation included) matching any run of whitespace."""
+    words = quote.split()
+    if len(words) < 2:
+        return False
+    following = " ".join(lines[line - 1 : line - 1 + quote.count("\n") + len(words)]).split()
+    text, first = " ".join(following), " ".join(lines[line - 1].split())
+    start = text.find(" ".join(words))
+    return 0 <= start < len(first) and start + len(" ".join(words)) > len(first)
+
+
 class ContractValidator:
     """Validates contracts of one adapter; collects every problem instead of stopping."""
 
@@ -248,6 +260,8 @@ class ContractValidator:
             )
         text = lines[prov.line - 1]
         column = text.find(prov.quote)
+        if column < 0 and _spans_lines(lines, prov.line, prov.quote):
+            column = 0 if prov.surface is not Surface.TOOL_RETURN else column
         if column < 0:
             elsewhere = [i + 1 for i, line in enumerate(lines) if prov.quote in line]
             fix = (
@@ -480,9 +494,30 @@ def draft_problems(path: Path, contract: Contract) -> list[Problem]:
     ]
 
 
-def validate_inputs(inputs: list[str]) -> tuple[int, list[Problem], list[Problem]]:
+def success_warnings(path: Path, contract: Contract) -> list[Problem]:
+    """A success signal that is not biconditional turns phantom-effect detection off for the
+    tool's effects (an absent effect then is allowed): say so, since nothing else will."""
+    if contract.success.biconditional or not contract.effects:
+        return []
+    return [
+        Problem(
+            str(path),
+            "success.biconditional",
+            "the success signal is not biconditional, so no effect clause can reveal a "
+            "phantom effect (success signalled, effect absent: UNTESTABLE "
+            "effect_absent_not_biconditional)",
+            "set `biconditional: true` with a justification where the docs say success is "
+            "reported only when the effects happen, or keep it false on purpose",
+        )
+    ]
+
+
+def validate_inputs(
+    inputs: list[str], warnings: list[Problem] | None = None
+) -> tuple[int, list[Problem], list[Problem]]:
     """Validate target names (registered or `package.module:Class`) or contract paths;
-    (files checked, problems, drafts)."""
+    (files checked, problems, drafts). `warnings` collects non-blocking notes
+    (`success_warnings`)."""
     paths: list[Path] = []
     adapters: dict[str, Adapter] = {}
     for item in inputs:
@@ -523,4 +558,6 @@ def validate_inputs(inputs: list[str]) -> tuple[int, list[Problem], list[Problem
                 continue
         problems += validators[contract.target].validate(path, contract)
         drafts += draft_problems(path, contract)
+        if warnings is not None:
+            warnings += success_warnings(path, contract)
     return len(files), problems, drafts

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.checker.verdicts import CheckReport, ClauseVerdict, DefectClass, Verdict
-from harness.contracts.model import Contract, Tier
+from harness.contracts.model import AGENT_VISIBLE_SURFACES, Contract, Tier
 from harness.targets.adapter import GraderAdapter
 from harness.targets.registry import Target, load_target
 
@@ -102,8 +102,9 @@ def _summary(rows: list[dict[str, Any]]) -> str:
         "benchmark as shipped (or about its contract): read the witness.",
         "",
         "A finding is headline-eligible when a violated clause is agent-visible (its quote is "
-        "on a surface an agent reads: docstring, schema, prompt template, tool return, README, "
-        "external standard). Tiers: agent_visible, maintainer_annotated, inferred (no surface).",
+        "on a surface an agent reads: "
+        + ", ".join(sorted(s.value for s in AGENT_VISIBLE_SURFACES))
+        + "). Tiers: agent_visible, maintainer_annotated, inferred (no surface).",
         "",
         "| target | tool | verdict | headline | violated clauses (class, tier) "
         "| untestable clauses | tasks whose ground truth calls it |",

@@ -306,6 +306,8 @@ def _same(a: JSON, b: JSON, policy: EqualityPolicy) -> bool:
     """Whether `_diff` finds no difference without masks; the same cases in the same order,
     minus the paths and the sorting (the hot path of every predicate comparison)."""
     kind = type(a)
+    if a is b and kind in (dict, list):
+        return True  # one shared subtree (tau2 snapshots share untouched records)
     if kind is type(b) and kind in _SCALARS:
         return a == b  # scalar_equal of two values of one type
     if isinstance(a, dict) and isinstance(b, dict):

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from harness.errors import Problem, UserError
-from harness.mutation.apply import applied
+from harness.mutation.apply import StaleMutant, applied, check_fresh
 from harness.mutation.model import Mutant
 from harness.targets.registry import Target, load_target
 from harness.trace.basis import Basis, basis_of, grounding_of, matching_sites
@@ -229,6 +229,15 @@ def trace_target(
         fields = sorted({f for fs in by_clause.values() for f in fs})
         callers = [t for t in task_ids if any(c.tool == defect.tool for c in gold[t])]
         if defect.mutant is not None:  # the gold paths run on the mutated tool
+            try:
+                check_fresh(target.adapter, defect.mutant)
+            except StaleMutant as exc:
+                raise UserError(
+                    Problem(target.name, f"mutant {defect.mutant.id}",
+                            f"{defect.mutant.site.file}:{defect.mutant.site.qualname} changed "
+                            "since the run's mutants were drawn",
+                            "trace a run of the freeze that matches the installed target")
+                ) from exc  # fmt: skip
             with applied(target.adapter, defect.mutant):
                 runs = {task: tasks.run(task, gold[task]) for task in callers}
         else:

@@ -1,0 +1,217 @@
+"""report.html and the mutation-testing-elements viewer, opened in a real browser: Debian's
+headless chromium, driven through its chromedriver with selenium. The tests read the
+rendered page and check what it shows against the ledger. They skip only where chromium
+and chromedriver are not installed (.ci/run installs both, as it installs pdflatex)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tarfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness.analysis import load_ledger, report
+
+ROOT = Path(__file__).resolve().parent.parent
+CLOSED = ROOT / "results" / "reference" / "closed_world" / "1150b599761a06f8"
+VIEWER = "mutation-testing-elements@3.9.0"  # the npm package of Stryker's HTML viewer
+CHROMIUM = shutil.which("chromium")
+CHROMEDRIVER = shutil.which("chromedriver")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--window-size=1400,1100",
+)
+# Every element below `root`, shadow roots included (the viewer is made of web components).
+ALL_ELEMENTS = """
+function all(node, out) {
+  if (node.shadowRoot) all(node.shadowRoot, out);
+  for (const child of node.children || []) { out.push(child); all(child, out); }
+  return out;
+}
+"""
+
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None or CHROMEDRIVER is None,
+    reason="chromium and chromium-driver are not installed (apt-get install chromium "
+    "chromium-driver)",
+)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory) -> Iterator[object]:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in FLAGS:
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
+    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    driver.set_page_load_timeout(60)
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="module")
+def closed_report(tmp_path_factory) -> Path:
+    return report(CLOSED, tmp_path_factory.mktemp("report")).out_dir
+
+
+def _shown(driver) -> list[object]:
+    return [r for r in driver.find_elements("css selector", "tr.pair") if r.is_displayed()]
+
+
+def _text(driver, element_id: str) -> str:
+    return driver.find_element("id", element_id).text
+
+
+def test_report_html_shows_the_ledger_counts_and_filters(browser, closed_report) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    frame = load_ledger(CLOSED)
+    browser.get((closed_report / "report.html").as_uri())
+    assert int(_text(browser, "count-pairs")) == len(frame)
+    for status, n in frame["status"].astype(str).value_counts().items():
+        assert int(_text(browser, f"count-{status}")) == n, status
+    assert int(_text(browser, "shown")) == len(frame) == len(_shown(browser))
+    # Survivors first: the first rows are the defect arms' misses, escapes before the rest.
+    rows = _shown(browser)
+    survivors = int(
+        (
+            frame["arm_kind"].isin(["closed_world", "open_world"]) & (frame["status"] == "missed")
+        ).sum()
+    )
+    assert int(_text(browser, "count-survivors")) == survivors > 0
+    assert all("survivor" in r.get_attribute("class").split() for r in rows[:survivors])
+    assert "survivor" not in rows[survivors].get_attribute("class").split()
+    escapes = int(frame["escape"].sum())
+    assert all("(escape)" in r.text for r in rows[:escapes])
+    missed = int((frame["status"] == "missed").sum())
+    # The headline tables and the forest plot are on the page, the plot inlined and drawn.
+    assert browser.find_element("id", "table-closed_world_recall").is_displayed()
+    image = browser.find_element("css selector", "img.forest")
+    assert image.get_attribute("src").startswith("data:image/png;base64,")
+    assert browser.execute_script("return arguments[0].naturalWidth", image) > 0
+    # Nothing was fetched: no resource left the file.
+    fetched = browser.execute_script(
+        "return performance.getEntriesByType('resource').map(e => e.name)"
+    )
+    assert all(not name.startswith(("http:", "https:")) for name in fetched), fetched
+    # Filters: each select narrows the rows to what the ledger has.
+    tool = frame.loc[frame["status"] == "missed", "tool"].astype(str).iloc[0]
+    Select(browser.find_element("name", "status")).select_by_value("missed")
+    assert int(_text(browser, "shown")) == missed == len(_shown(browser))
+    Select(browser.find_element("name", "tool")).select_by_value(tool)
+    both = int(((frame["status"] == "missed") & (frame["tool"] == tool)).sum())
+    assert int(_text(browser, "shown")) == both == len(_shown(browser))
+    Select(browser.find_element("name", "status")).select_by_value("")
+    Select(browser.find_element("name", "tool")).select_by_value("")
+    Select(browser.find_element("name", "arm_kind")).select_by_value("closed_world")
+    kind = int((frame["arm_kind"] == "closed_world").sum())
+    assert int(_text(browser, "shown")) == kind == len(_shown(browser))
+    arm = str(frame.loc[frame["arm_kind"] == "closed_world", "arm"].iloc[-1])
+    Select(browser.find_element("name", "arm")).select_by_value(arm)
+    expected = int((frame["arm"] == arm).sum())
+    assert int(_text(browser, "shown")) == expected == len(_shown(browser))
+    # A survivor's row carries its miss cause and its diff.
+    Select(browser.find_element("name", "arm")).select_by_value("")
+    Select(browser.find_element("name", "status")).select_by_value("missed")
+    assert int(_text(browser, "shown")) == survivors == len(_shown(browser))
+    first = _shown(browser)[0]
+    survivor = frame[frame["pair_id"] == first.find_element("css selector", "code").text]
+    assert str(survivor["miss_cause"].iloc[0]) in first.text
+    assert first.find_element("css selector", "pre.diff").get_attribute("textContent")
+
+
+@pytest.fixture(scope="module")
+def viewer_js(tmp_path_factory) -> str:
+    """The viewer's bundled script, from its npm package (npm pack, no install)."""
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.fail("npm is needed to fetch the mutation-testing-elements viewer")
+    folder = tmp_path_factory.mktemp("viewer")
+    packed = subprocess.run(
+        [npm, "pack", VIEWER, "--silent", "--pack-destination", str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    with tarfile.open(folder / packed.stdout.strip().splitlines()[-1]) as archive:
+        member = archive.extractfile("package/dist/mutation-test-elements.js")
+        assert member is not None
+        return member.read().decode("utf-8")
+
+
+def test_the_viewer_shows_the_real_change_of_the_survivor(
+    browser, closed_report, viewer_js, tmp_path
+) -> None:
+    payload = (closed_report / "mutation-report.json").read_text()
+    page = tmp_path / "viewer.html"
+    # Inline, so the page works from a file; "</" escaped so neither text ends the script.
+    script = viewer_js.replace("</script", "<\\/script")
+    data = payload.replace("</", "<\\/")
+    page.write_text(
+        '<!DOCTYPE html><html><head><meta charset="utf-8"></head><body>'
+        '<mutation-test-report-app title-postfix="harness"></mutation-test-report-app>'
+        f"<script>{script}</script>"
+        '<script>document.querySelector("mutation-test-report-app").report = '
+        f"{data};</script></body></html>",
+        encoding="utf-8",
+    )
+    file = "agentdojo/default_suites/v1/tools/banking_client.py"
+    survivor = next(
+        m
+        for m in json.loads(payload)["files"][file]["mutants"]
+        if "update_scheduled_transaction" in m["description"] and m["status"] == "Survived"
+    )
+    browser.get(f"{page.as_uri()}#mutant/{file}")
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    find_dot = (
+        ALL_ELEMENTS
+        + """
+    return all(document.body, []).find(e => e.tagName.toLowerCase() === 'svg'
+      && e.getAttribute('data-mutant-id') === arguments[0]) || null;"""
+    )
+    WebDriverWait(browser, 30).until(lambda d: d.execute_script(find_dot, survivor["id"]))
+    # Select the survivor as a click on its dot does (the dot is inside shadow roots).
+    click = (
+        find_dot.replace("return all", "const dot = all")
+        + """
+    dot.dispatchEvent(new MouseEvent('click', {bubbles: true, composed: true}));"""
+    )
+    browser.execute_script(click, survivor["id"])
+    diff_rows = (
+        ALL_ELEMENTS
+        + """
+    return all(document.body, []).filter(e => e.tagName === 'TR'
+      && (e.classList.contains('diff-old') || e.classList.contains('diff-new')))
+      .map(e => [e.classList.contains('diff-old') ? 'old' : 'new',
+                 e.textContent]);"""
+    )
+    WebDriverWait(browser, 30).until(lambda d: d.execute_script(diff_rows))
+    rows = browser.execute_script(diff_rows)
+    old = [text for kind, text in rows if kind == "old"]
+    new = [text for kind, text in rows if kind == "new"]
+    # The real change: lines 137-145 go (line numbers are CSS counters, so the texts are
+    # compared), five assignments among them; five `pass` come.
+    source = json.loads(payload)["files"][file]["source"].splitlines()[136:145]
+    assert len(old) == len(source) == 9
+    assert all(line.strip() in text for line, text in zip(source, old, strict=True))
+    assert sum(" = " in text for text in old) == 5
+    assert sum(text.strip() == "pass" for text in new) == 5
+    assert not any(" = " in text for text in new)
+    browser.save_screenshot(str(tmp_path / "viewer.png"))

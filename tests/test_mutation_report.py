@@ -1,0 +1,116 @@
+"""mutation-report.json: valid against the vendored mutation-testing-elements schema, and
+each mutant at the exact span its diff changes, with the text that replaces it."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from harness.analysis import report
+from harness.analysis.mutation_report import apply_diff, change_span, report_schema
+
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = ROOT / "results" / "reference"
+PUBLISHED = sorted(p.parent for p in REFERENCE.glob("*/*/run.json"))
+SCHEMA = ROOT / "harness" / "analysis" / "schemas" / "mutation-testing-report-schema.json"
+
+SOURCE = "def f(a, b):\n    x = a + b\n    y = x * 2\n    return y\n\n\ndef g():\n    return 1\n"
+
+
+def _diff(before: str, after: str, context: int = 3) -> str:
+    """A standard unified diff (difflib), independent of the harness's own diff writer."""
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True), after.splitlines(keepends=True), "a", "b", n=context
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    ("after", "start", "end", "replacement"),
+    [
+        (SOURCE.replace("a + b", "a - b"), (2, 11), (2, 12), "-"),
+        (SOURCE.replace("    y = x * 2\n", "    pass\n"), (3, 5), (3, 14), "pass"),
+        (SOURCE.replace("x * 2", "x * 2 + 1"), (3, 14), (3, 14), " + 1"),  # insertion
+        (SOURCE.replace("return 1", "return 0").replace("a + b", "a"), (2, 10), (8, 13), None),
+    ],
+)
+def test_change_span_is_the_exact_change(after, start, end, replacement) -> None:
+    for context in (0, 1, 3):
+        diff = _diff(SOURCE, after, context)
+        assert apply_diff(SOURCE, diff) == after
+        span = change_span(SOURCE, diff)
+        assert span is not None
+        location, text = span
+        assert (location.start.line, location.start.column) == start
+        assert (location.end.line, location.end.column) == end
+        if replacement is not None:
+            assert text == replacement
+        # Splicing the replacement into the span gives the mutated file back.
+        lines = SOURCE.splitlines(keepends=True)
+        begin = sum(map(len, lines[: start[0] - 1])) + start[1] - 1
+        stop = sum(map(len, lines[: end[0] - 1])) + end[1] - 1
+        assert SOURCE[:begin] + text + SOURCE[stop:] == after
+
+
+def test_a_diff_that_does_not_fit_the_source_gives_no_span() -> None:
+    diff = _diff(SOURCE, SOURCE.replace("a + b", "a - b"))
+    assert change_span(SOURCE.replace("x = a + b", "x = b + a"), diff) is None
+    assert change_span("", diff) is None
+    assert change_span(SOURCE, "") is None
+
+
+def test_the_vendored_schema_is_the_npm_one() -> None:
+    schema = json.loads(SCHEMA.read_text())
+    assert schema["$id"] == "http://stryker-mutator.io/report.schema.json"
+    assert report_schema() == schema
+    assert (SCHEMA.parent / "NOTICE").read_text().count("Apache License 2.0") == 1
+
+
+@pytest.mark.parametrize("run", PUBLISHED, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_published_run_reports_valid_exact_mutants(run: Path, tmp_path: Path) -> None:
+    schema = json.loads(SCHEMA.read_text())
+    jsonschema.validate(json.loads((run / "mutation-report.json").read_text()), schema)
+    result = report(run, tmp_path)
+    payload = json.loads(result.mutation_report.read_text())
+    jsonschema.validate(payload, schema)
+    mutants = [(f, m) for f in payload["files"].values() for m in f["mutants"]]
+    assert mutants
+    # Older published runs' pairs are not in the current drawn corpus: site unknown, at 1:1.
+    for file, mutant in mutants:
+        assert ("replacement" in mutant) != ("(site unknown)" in mutant["description"])
+        start, end = mutant["location"]["start"], mutant["location"]["end"]
+        assert (start["line"], start["column"]) <= (end["line"], end["column"])
+        assert end["line"] <= file["source"].count("\n") + 1
+
+
+def test_the_newest_runs_locate_every_mutant(tmp_path) -> None:
+    for run in (
+        REFERENCE / "closed_world" / "1150b599761a06f8",
+        REFERENCE / "open_world" / "3c14510618c51d9d",
+    ):
+        payload = json.loads(report(run, tmp_path / run.name).mutation_report.read_text())
+        mutants = [m for f in payload["files"].values() for m in f["mutants"]]
+        assert len(mutants) > 100 and all("replacement" in m for m in mutants)
+
+
+def test_the_update_scheduled_transaction_survivor_shows_its_real_change(tmp_path) -> None:
+    run = REFERENCE / "closed_world" / "1150b599761a06f8"
+    payload = json.loads(report(run, tmp_path).mutation_report.read_text())
+    file = payload["files"]["agentdojo/default_suites/v1/tools/banking_client.py"]
+    (survivor,) = [
+        m
+        for m in file["mutants"]
+        if "update_scheduled_transaction" in m["description"] and m["status"] == "Survived"
+    ]
+    assert survivor["location"]["start"]["line"] == 137
+    assert survivor["location"]["end"]["line"] == 145
+    lines = file["source"].splitlines()[136:145]
+    assignments = [line for line in lines if " = " in line]
+    assert len(assignments) == 5
+    assert survivor["replacement"].count("pass") == 5
+    assert " = " not in survivor["replacement"]

@@ -1,0 +1,283 @@
+"""The tau2 target (inspect-evals port): adapters, contracts, grader replay, and the friction
+points a new benchmark met (issue 19), each held by a test that can fail."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import typing
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+
+pytest.importorskip("inspect_evals.tau2")
+
+from harness.checker import REFERENCE_VERSION, ReferenceChecker
+from harness.checker.probes import Harvest, candidate_pool, fits
+from harness.contracts.model import ArgumentSpec, Surface, Tier
+from harness.targets.equality import diff
+from harness.targets.registry import load_target
+from harness.targets.tau2.adapter import CopyOnReadDict, Tau2Adapter
+from harness.targets.tau2.grader import grade, grader_tasks
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def harness(*args: str, cwd: Path | None = None, timeout: int = 600) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "harness", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+# --- adapters --------------------------------------------------------------------------------
+
+
+def test_fresh_environments_never_share_a_change():
+    adapter = Tau2Adapter("airline")
+    first = adapter.fresh()
+    outcome = adapter.invoke(first, "cancel_reservation", {"reservation_id": "XEHM4B"})
+    assert outcome.success and outcome.result["status"] == "cancelled"
+    second = adapter.fresh()
+    assert adapter.snapshot(second)["reservations"]["XEHM4B"]["status"] != "cancelled"
+    changed = [d.dotted() for d in diff(adapter.snapshot(second), adapter.snapshot(first))]
+    assert changed and all(p.startswith("reservations.XEHM4B.") for p in changed)
+
+
+def test_untouched_records_are_shared_between_snapshots():
+    adapter = Tau2Adapter("retail")
+    env = adapter.fresh()
+    before = adapter.snapshot(env)
+    adapter.invoke(
+        env,
+        "modify_user_address",
+        {
+            "user_id": "ethan_garcia_1261",
+            "address1": "1 A St",
+            "address2": "",
+            "city": "X",
+            "state": "NY",
+            "country": "USA",
+            "zip": "10001",
+        },
+    )
+    after = adapter.snapshot(env)
+    assert after["orders"] is not before["orders"]
+    some_order = next(iter(before["orders"]))
+    assert after["orders"][some_order] is before["orders"][some_order]
+    assert after["users"]["ethan_garcia_1261"] != before["users"]["ethan_garcia_1261"]
+
+
+def test_copy_on_read_dict_never_changes_the_pristine_record():
+    pristine = {"a": {"x": 1}}
+    table = CopyOnReadDict(dict(pristine))
+    table["a"]["x"] = 2
+    assert pristine["a"]["x"] == 1 and table["a"]["x"] == 2 and table.owned == {"a"}
+
+
+def test_telecom_ids_are_deterministic_and_the_device_syncs():
+    adapter = Tau2Adapter("telecom")
+    args = {"customer_id": "C1001", "line_id": "L1002", "gb_amount": 2.0}
+    snaps = []
+    for _ in range(2):
+        env = adapter.fresh()
+        assert adapter.invoke(env, "refuel_data", args).success
+        snaps.append(adapter.snapshot(env))
+    assert diff(snaps[0], snaps[1]) == []
+    assert set(snaps[0]) == {"agent", "user"}
+
+
+def test_tools_are_methods_with_self_injected():
+    adapter = Tau2Adapter("airline")
+    assert adapter.injected_parameters("book_reservation") == frozenset({"self"})
+    assert adapter.tool_function("book_reservation").__qualname__ == (
+        "AirlineAgentTools.book_reservation"
+    )
+
+
+def test_every_state_changing_tool_has_a_contract():
+    listed = (ROOT / "harness/targets/tau2/STATE_CHANGING_TOOLS.md").read_text()
+    for domain in ("airline", "retail", "telecom"):
+        section = listed.split(f"## {domain}")[1].split("Read-only")[0]
+        tools = {line.split("`")[1] for line in section.splitlines() if line.startswith("| `")}
+        contracts = {
+            p.stem for p in (ROOT / f"harness/targets/tau2/contracts/{domain}").glob("*.yaml")
+        }
+        assert tools and tools <= contracts, (domain, tools - contracts)
+
+
+def test_contracts_validate():
+    done = harness("contracts", "validate", "tau2-airline", "tau2-retail", "tau2-telecom")
+    assert done.returncode == 0, done.stderr
+    assert "29 contracts valid" in done.stdout
+
+
+# --- grader arm ------------------------------------------------------------------------------
+
+
+def test_db_match_is_differential_by_construction():
+    adapter = Tau2Adapter("airline")
+    tasks = grader_tasks(adapter, "cancel_reservation")
+    assert tasks and all(t.endswith(":db_match") for t in tasks)
+    assert grade(adapter, tasks[0]) is True
+    # a mutant that cancels nothing changes the expected and the replayed db alike
+    cls = type(adapter.fresh().instances[""])
+    original = cls.cancel_reservation
+    try:
+        cls.cancel_reservation = lambda self, reservation_id: "{}"
+        assert grade(adapter, tasks[0]) is True
+    finally:
+        cls.cancel_reservation = original
+
+
+def test_env_assertions_see_a_mutant():
+    adapter = Tau2Adapter("telecom")
+    tasks = grader_tasks(adapter, "toggle_data")
+    assert tasks and all(t.endswith(":env_assertions") for t in tasks)
+    verdicts = {t: grade(adapter, t) for t in tasks[:10]}
+    cls = type(adapter.fresh().instances["user"])
+    original = cls.toggle_data
+    try:
+        cls.toggle_data = lambda self: "Mobile Data is now ON."
+        assert any(grade(adapter, t) != verdicts[t] for t in tasks[:10])
+    finally:
+        cls.toggle_data = original
+
+
+# --- friction 1: int vs float ----------------------------------------------------------------
+
+
+def test_witness_names_an_int_float_mismatch():
+    report = ReferenceChecker().check(load_target("tau2-airline"), ["send_certificate"])
+    (violation,) = [c for c in report.tools[0].clauses if c.verdict.value == "VIOLATES"]
+    assert violation.clause_id == "eff.amount"
+    assert "equal in value, differ in type: int vs float" in violation.witness.detail
+
+
+# --- friction 2: annotation-aware probe values, declared pools --------------------------------
+
+
+def test_fits_keeps_ill_typed_values_out():
+    from inspect_evals.tau2.airline.data_model import Passenger
+
+    hint = list[Passenger | dict[str, Any]]
+    assert fits([{"first_name": "A", "last_name": "B", "dob": "1990-01-01"}], hint)
+    assert not fits([{"payment_id": "x", "amount": 1}], hint)
+    assert fits("economy", Literal["economy", "business"])
+    assert not fits("", Literal["economy", "business"])
+    assert fits(3, float) and not fits(True, int)
+
+
+def test_candidate_pool_uses_the_hint_and_the_declared_pool():
+    import random
+
+    found = Harvest(strings=["economy", "business", "Rent", "zz"])
+    spec = ArgumentSpec(type="str")
+    hinted = candidate_pool("cabin", spec, found, random.Random(0), Literal["economy", "business"])
+    # harvested values that do not fit are dropped; ill-typed edges come after the rest
+    assert set(hinted[:2]) == {"economy", "business"} and hinted[2:] == ["", "zz-unknown"]
+    declared = ArgumentSpec(type="str", probe_values=["economy"], pool="declared")
+    assert candidate_pool("cabin", declared, found, random.Random(0)) == ["economy"]
+    assert typing.get_args(Literal["a"]) == ("a",)
+
+
+def test_checker_version_bumped():
+    assert REFERENCE_VERSION == "1.2.0"
+
+
+# --- friction 3: non-biconditional success warns ----------------------------------------------
+
+
+def test_validate_warns_on_a_non_biconditional_signal(tmp_path):
+    text = (ROOT / "toy_domain/contracts/get_balance.yaml").read_text()
+    path = tmp_path / "get_balance.yaml"
+    path.write_text(text)
+    done = harness("contracts", "validate", str(path))
+    assert done.returncode == 0
+    assert "warning:" in done.stderr and "success.biconditional" in done.stderr
+
+
+# --- the policy surface and quotes across lines -------------------------------------------------
+
+
+def test_policy_surface_is_agent_visible_and_quotes_may_span_lines():
+    from harness.contracts.loader import load_contract
+
+    contract = load_contract(
+        ROOT / "harness/targets/tau2/contracts/retail/cancel_pending_order.yaml"
+    )
+    pending = next(c for c in contract.preconditions if c.id == "pre.pending")
+    assert "\n" in pending.provenance.quote
+    refunded = load_contract(
+        ROOT / "harness/targets/tau2/contracts/airline/cancel_reservation.yaml"
+    )
+    clause = next(c for c in refunded.effects if c.id == "eff.refunded")
+    assert clause.provenance.surface is Surface.POLICY and clause.tier is Tier.AGENT_VISIBLE
+
+
+def test_a_quote_spanning_lines_must_start_on_the_cited_line(tmp_path):
+    source = ROOT / "harness/targets/tau2/contracts/retail/cancel_pending_order.yaml"
+    text = source.read_text().replace(
+        "file: inspect_evals/tau2/retail/tools.py, line: 21}",
+        "file: inspect_evals/tau2/retail/tools.py, line: 22}",
+    )
+    path = tmp_path / "cancel_pending_order.yaml"
+    path.write_text(text)
+    done = harness("contracts", "validate", str(path))
+    assert done.returncode == 2 and "is not on inspect_evals/tau2/retail/tools.py:22" in done.stderr
+
+
+# --- the reduced plan CI runs end to end --------------------------------------------------------
+
+PLAN = """
+schema_version: 1
+name: tau2_ci
+description: reduced tau2 plan for CI
+seed: 7
+timeout_seconds: 60
+liveness_probes_per_tool: 4
+arms:
+  - name: airline
+    kind: closed_world
+    target: tau2-airline
+    tools: [cancel_reservation]
+    operators: [M-PHANTOM]
+    draw_per_operator: 1
+  - name: retail
+    kind: closed_world
+    target: tau2-retail
+    tools: [modify_user_address]
+    operators: [M-IGNARG]
+    draw_per_operator: 1
+  - name: telecom
+    kind: closed_world
+    target: tau2-telecom
+    tools: [toggle_data]
+    operators: [M-PHANTOM]
+    draw_per_operator: 1
+"""
+
+
+def test_reduced_tau2_plan_end_to_end(tmp_path):
+    (tmp_path / "plans").mkdir()
+    (tmp_path / "plans" / "tau2_ci.yaml").write_text(PLAN)
+    for command in ("draw", "freeze", "run"):
+        done = harness(command, "plans/tau2_ci.yaml", cwd=tmp_path)
+        assert done.returncode == 0, command + done.stdout + done.stderr
+    (run,) = (tmp_path / "results" / "tau2_ci").iterdir()
+    rows = [json.loads(line) for line in (run / "ledger.jsonl").read_text().splitlines()]
+    assert {r["target"] for r in rows} == {"tau2-airline", "tau2-retail", "tau2-telecom"}
+    assert all(r["grader_caught"] is not None for r in rows)
+    assert any(r["status"] == "detected" for r in rows)
+
+
+def test_new_contract_draft_warns_and_leaves_self_out():
+    done = harness("new-contract", "cancel_reservation", "--target", "tau2-airline", "--out", "-")
+    assert done.returncode == 0, done.stderr
+    assert "phantom-effect detection" in done.stdout and "biconditional" in done.stdout
+    assert "self:" not in done.stdout and "reservation_id:" in done.stdout
