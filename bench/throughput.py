@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from common import RESULTS, bare_checker_seconds, throwaway_project, today
+from mutmut_peer import run_mutmut
 
 from harness.checker.verdicts import ToolReport
 from harness.execution.draw import Corpus, DrawnPair, corpus_dir, write_corpus
@@ -56,11 +57,12 @@ from harness.targets.registry import load_target
 
 COMMAND = Path(__file__).resolve().parent / "cosmic_ray_command.py"
 AGENTDOJO_SUITES = ("banking", "slack", "travel", "workspace")
-TARGETS = {  # the issue's thresholds, checked on this run's ratios
+TARGETS = {  # issue 20's thresholds, checked on this run's ratios
     "harness_over_cosmic_ray": (">=", 30.0),
-    "pair_over_bare_checker": ("<=", 1.5),
-    "two_workers_over_one": (">=", 1.7),
-    "peak_memory_mib": ("<=", 1024.0),
+    "harness_over_mutmut": (">=", 1.0),
+    "pair_over_bare_checker": ("<=", 1.2),
+    "two_workers_over_one": (">=", 1.8),
+    "peak_memory_mib": ("<=", 1536.0),
 }
 
 PLAN = """
@@ -185,11 +187,13 @@ class HarnessRun:
         return self.pairs / self.scoring_seconds
 
 
-def run_harness(plan_path: Path, workers: int) -> tuple[HarnessRun, list[LedgerRow], Path]:
+def run_harness(
+    plan_path: Path, workers: int, skip: bool = False
+) -> tuple[HarnessRun, list[LedgerRow], Path]:
     shutil.rmtree(plan_path.parent.parent / "results", ignore_errors=True)  # no resume
     clock = ScoringClock()
     began, cpu = time.perf_counter(), cpu_seconds()
-    result = execute(plan_path, workers=workers, progress=clock)
+    result = execute(plan_path, workers=workers, progress=clock, skip_by_coverage=skip)
     wall, cpu = time.perf_counter() - began, cpu_seconds() - cpu
     rows = result.rows
     statuses: dict[str, int] = {}
@@ -461,9 +465,18 @@ def main() -> int:
         help="add AgentDojo's four suites (when installed): much longer",
     )
     parser.add_argument("--seed", type=int, default=20261130)
+    parser.add_argument(
+        "--mutmut-functions",
+        type=int,
+        default=6,
+        help="mutmut runs on this many of the harness's toy functions (seeded; about 25 "
+        "mutants a function at about 1 s each)",
+    )
     parser.add_argument("--keep", type=Path, help="work in this new folder and keep it")
     args = parser.parse_args()
     started = time.perf_counter()
+    load_at_start = [round(x, 2) for x in os.getloadavg()]
+    print(f"load average at the start: {load_at_start} on {os.cpu_count()} CPUs")
     targets = ["toy_domain"]
     if args.agentdojo and agentdojo_installed():
         targets += [f"agentdojo-{s}" for s in AGENTDOJO_SUITES]
@@ -480,8 +493,24 @@ def main() -> int:
         )
         one, rows, _ = run_harness(plan_path, 1)
         print(f"harness, 1 worker:  {one.wall_seconds:6.1f} s  {one.statuses}")
+        skipping, skip_rows, _ = run_harness(plan_path, 1, skip=True)
+        print(f"harness, 1 worker, --skip-by-coverage: {skipping.wall_seconds:6.1f} s")
         two, _, run_dir = run_harness(plan_path, 2)  # same run folder: the freeze id
         print(f"harness, 2 workers: {two.wall_seconds:6.1f} s")
+        identical = sorted(r.comparable() for r in rows) == sorted(
+            r.comparable() for r in skip_rows
+        )
+        # mutmut on the functions the harness mutates (a seeded few of them with a limit)
+        sites = list({p.mutant.site: None for p in corpus.pairs if p.mutant.target == "toy_domain"})
+        sites = random.Random(args.seed).sample(sites, min(len(sites), args.mutmut_functions))
+        chosen = {(s.file, s.qualname) for s in sites}
+        site_of = {p.pair_id: (p.mutant.site.file, p.mutant.site.qualname) for p in corpus.pairs}
+        on_sites = [r for r in rows if site_of[r.pair_id] in chosen]
+        mutmut = run_mutmut(folder, sites, 1)
+        print(
+            f"mutmut 3.8, 1 child: {mutmut.wall_seconds:6.1f} s, {mutmut.tested} mutants tested "
+            f"of {mutmut.mutants} on {mutmut.functions} functions"
+        )
 
         sessions = []
         for target in targets:
@@ -501,6 +530,49 @@ def main() -> int:
     peak = memory.peak_bytes
     wall = time.perf_counter() - started
     summary = summarise(args, one, two, sessions, rows, bare, bare_cpu, peak, wall)
+    summary["load_average_at_start"] = load_at_start
+    harness_mutants = len({r.mutant_id for r in on_sites})
+    harness_seconds = sum(r.timing.seconds for r in on_sites)
+    summary["skip_by_coverage"] = {
+        "pairs_per_second_1_worker": round(skipping.pairs_per_second, 2),
+        "over_skipping_off": _ratio(skipping.pairs_per_second, one.pairs_per_second),
+        "skipped_outright": sum(r.skipped_by_coverage for r in skip_rows),
+        "rows_identical": identical,
+    }
+    summary["mutmut"] = {
+        "functions": mutmut.functions,
+        "mutants": mutmut.mutants,
+        "tested": mutmut.tested,
+        "killed": mutmut.killed,
+        "wall_seconds": round(mutmut.wall_seconds, 2),
+        "mutants_per_second": round(mutmut.mutants_per_second, 3),
+        "mutants_per_second_own_durations": round(mutmut.tested / mutmut.mutant_seconds, 3)
+        if mutmut.mutant_seconds
+        else None,
+        "harness_mutants_on_these_functions": harness_mutants,
+        "harness_mutants_per_second": round(harness_mutants / harness_seconds, 3)
+        if harness_seconds
+        else None,
+    }
+    if harness_seconds and mutmut.mutant_seconds:
+        # per mutant, each side's own per-mutant time (no set-up on either side), 1 worker
+        value = _ratio(harness_mutants / harness_seconds, mutmut.tested / mutmut.mutant_seconds)
+        summary["ratios"]["harness_over_mutmut"] = value
+        summary["targets"]["harness_over_mutmut"] = {
+            "value": value,
+            "target": ">= 1",
+            "met": value >= 1.0,
+        }
+    if not identical:
+        summary["agreement"]["disagreements"].append(
+            "rows differ with --skip-by-coverage (bench/skip_identity.py names the pairs)"
+        )
+    print(
+        f"skip-by-coverage: x{summary['skip_by_coverage']['over_skipping_off']} "
+        f"({summary['skip_by_coverage']['skipped_outright']} skipped outright), rows "
+        + ("identical" if identical else "DIFFER")
+    )
+    print(f"mutmut: {summary['mutmut']}")
     print_summary(summary)
     RESULTS.mkdir(parents=True, exist_ok=True)
     # one file per kind of run, so a quick or AgentDojo run never overwrites the full toy one
@@ -580,6 +652,8 @@ def summarise(
     }
     targets = {}
     for name, (sense, bound) in TARGETS.items():
+        if name not in ratios:  # harness_over_mutmut: added by main() after the mutmut run
+            continue
         value = ratios[name]
         met = value >= bound if sense == ">=" else value <= bound
         targets[name] = {"value": value, "target": f"{sense} {bound:g}", "met": met}
@@ -699,6 +773,23 @@ def markdown(s: dict[str, Any]) -> str:
             "" if target is None else f"{target['target']} ({'met' if target['met'] else 'missed'})"
         )
         lines.append(f"| {name} | {value} | {mark} |")
+    if "mutmut" in s:
+        m, k = s["mutmut"], s["skip_by_coverage"]
+        lines += [
+            "",
+            f"mutmut 3.8 (its own runner, 1 child, one pytest test per tool running the same "
+            f"checker) on {m['functions']} of the same functions: {m['tested']} of its "
+            f"{m['mutants']} mutants tested in {m['wall_seconds']} s "
+            f"({m['mutants_per_second']}/s end to end, {m['mutants_per_second_own_durations']}/s "
+            f"by its own per-mutant durations); the harness, 1 worker, "
+            f"{m['harness_mutants_per_second']} mutants/s on its "
+            f"{m['harness_mutants_on_these_functions']} mutants of those functions.",
+            "",
+            f"`--skip-by-coverage`, 1 worker: {k['pairs_per_second_1_worker']} pairs/s "
+            f"(x{k['over_skipping_off']} of skipping off), {k['skipped_outright']} pairs "
+            f"skipped outright, rows {'identical' if k['rows_identical'] else 'DIFFERENT'}. "
+            f"Load average {s.get('load_average_at_start')} at the start.",
+        ]
     lines += [
         "",
         "From CPU seconds of the process tree (less sensitive to other load): "
