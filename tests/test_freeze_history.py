@@ -183,8 +183,9 @@ def test_a_package_version_other_than_the_frozen_one_warns_and_strict_refuses(tm
 
 
 def test_committed_schema_1_records_are_read_unchanged():
+    # the records of freezes 1150b599761a06f8 and 3c14510618c51d9d as committed in 68fe0f9
     for name in ("closed_world", "open_world"):
-        text = (REPO / "plans" / f"{name}.freeze.json").read_text()
+        text = (REPO / "tests" / "fixtures" / "freeze_schema_1" / f"{name}.freeze.json").read_text()
         record = FreezeRecord.model_validate_json(text)
         assert record.schema_version == 1 and record.package_versions is None
         assert json.loads(text)["freeze_id"] == record.freeze_id

@@ -123,7 +123,9 @@ def test_a_child_ends_itself_when_its_parent_cannot(tmp_path, monkeypatch, clean
     ("sending", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["ctrl-c", "sigterm"]
 )
 def test_ctrl_c_and_sigterm_stop_with_one_line(tmp_path, monkeypatch, cleanup, sending, code):
-    root = frozen_faults(tmp_path, monkeypatch, {"get_balance": QUICK, "transfer": SPIN}, 4)
+    # 10 s: the signal must land while the mutant still spins, on a loaded machine too (the
+    # resume at the end waits the timeout out once)
+    root = frozen_faults(tmp_path, monkeypatch, {"get_balance": QUICK, "transfer": SPIN}, 10)
     run = start_run(root)
     cleanup.append(run.pid)
     assert wait_until(lambda: spinning(run) and len(ledger(root)) == 1, 60)

@@ -281,8 +281,9 @@ def test_a_repair_of_a_defect_the_baseline_lacks_is_stale(toy_baseline: Path, tm
 
 
 def test_trace_of_a_run_whose_mutants_are_stale_is_one_line(tmp_path: Path):
-    # freeze 1150b599761a06f8 was drawn on toy_domain 1.1.0; the voucher service (1.2.0)
-    # changed ToyEnvironment.reset, a site of its M-RESET mutants
+    # freeze 1150b599761a06f8 was drawn on toy_domain 1.1.0 (its published folder keeps that
+    # corpus); the voucher service (1.2.0) changed ToyEnvironment.reset, a site of its
+    # M-RESET mutants
     run = ROOT / "results" / "reference" / "closed_world" / "1150b599761a06f8"
     out = tmp_path / "risk"
     done = harness("trace", "toy_domain", "--from", str(run), "--out", str(out), "--no-controls")

@@ -14,6 +14,7 @@ from harness.errors import Problem, UserError
 from harness.execution.draw import Corpus, OperatorPool
 from harness.execution.ledger import LedgerRow
 from harness.execution.plan import Predictions
+from harness.execution.publish import RUN_CORPUS
 
 LEDGER = "ledger.jsonl"
 RUN_MANIFEST = "run.json"
@@ -138,7 +139,11 @@ def project_of(run_dir: Path, plan: str) -> Path | None:
 
 
 def corpus_path(run_dir: Path, plan: str) -> Path | None:
-    """`<root>/mutants/<plan>/manifest.json` of the run's project; None if unknown."""
+    """The run's own `corpus.json` (`harness publish` copies the drawn manifest beside the
+    ledger, so a published run keeps its diffs after a later draw), else
+    `<root>/mutants/<plan>/manifest.json` of the run's project; None if unknown."""
+    if (run_dir / RUN_CORPUS).is_file():
+        return run_dir / RUN_CORPUS
     root = project_of(run_dir, plan)
     return None if root is None else root / "mutants" / plan / "manifest.json"
 

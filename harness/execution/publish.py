@@ -12,6 +12,7 @@ from harness.errors import Problem, UserError
 from harness.execution.history import check_order
 
 PUBLISHED = ("ledger.jsonl", "run.json", "baseline.json")
+RUN_CORPUS = "corpus.json"  # the drawn manifest the run was scored from
 
 
 def publish(run_dir: Path) -> Path:
@@ -53,6 +54,10 @@ def publish(run_dir: Path) -> Path:
     for name in PUBLISHED:
         if (run_dir / name).exists():
             shutil.copy2(run_dir / name, tmp / name)
+    # the drawn corpus the run was scored from: its diffs outlive the next draw
+    drawn = results.parent / "mutants" / manifest["plan"] / "manifest.json"
+    if drawn.is_file():
+        shutil.copy2(drawn, tmp / RUN_CORPUS)
     if destination.exists():
         shutil.rmtree(destination)
     tmp.rename(destination)
