@@ -383,8 +383,13 @@ def test_report_and_compare_from_the_command_line(tmp_path):
     published = harness("publish", str(run), cwd=root)
     assert published.returncode == 0, published.stderr
     reference = root / "results" / "reference" / "small" / run.name
+    # the published run keeps the corpus it was scored from, even after another draw
+    drawn = (root / "mutants" / "small" / "manifest.json").read_bytes()
+    assert (reference / "corpus.json").read_bytes() == drawn
+    shutil.rmtree(root / "mutants" / "small")
     done = harness("report", str(reference), cwd=root)
     assert done.returncode == 0, done.stderr
+    assert "no mutant locations" not in done.stdout
     recall = (reference / "tables" / "closed_world_recall.md").read_text()
     assert run.name in recall and "M-PRECOND" in recall
     assert (reference / "recall-forest.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
