@@ -58,6 +58,9 @@ def start_run(root: Path, *extra: str) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,  # its own session: every process of the run is findable
+        # a terminal's Ctrl-C must reach the run even when these tests were started in the
+        # background, where SIGINT is ignored and the ignoring is inherited across exec
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 
