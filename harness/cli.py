@@ -290,6 +290,8 @@ def _same_run(args: argparse.Namespace) -> list[str]:
         words += ["--scheduler", args.scheduler]
     if args.strict:
         words.append("--strict")
+    if args.no_skip_by_coverage:
+        words.append("--no-skip-by-coverage")
     return words
 
 
@@ -314,6 +316,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 executor=executor,
                 checker=args.checker,
                 strict=args.strict,
+                skip_by_coverage=not args.no_skip_by_coverage,
             )
     except RunInterrupted as stop:
         progress.stop()
@@ -619,6 +622,12 @@ def build_parser() -> argparse.ArgumentParser:
         "results/PLAN/<freeze>.<checker>/ (any other checker only with --post-hoc)",
     )
     run.add_argument("--strict", action="store_true", help=RUN_STRICT_HELP)
+    run.add_argument(
+        "--no-skip-by-coverage",
+        action="store_true",
+        help="run every liveness call, grader replay and checker run of every pair, even "
+        "those the mutant cannot reach (the same rows, slower; for checking that claim)",
+    )
     run.set_defaults(func=cmd_run)
 
     publish_cmd = sub.add_parser("publish", help="copy a finished run into results/reference/")

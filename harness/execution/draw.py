@@ -253,7 +253,8 @@ def operator_pools(
 
 def draw_sample(plan: Plan, pool: list[PoolEntry], exclude: set[str]) -> list[PoolEntry]:
     """Per arm and operator, `draw_per_operator` pairs; stratified: round-robin over tools
-    in a seeded order, each tool's pairs in a seeded order."""
+    in a seeded order, each tool's pairs in a seeded order. An arm with `draw: all` takes
+    every kept candidate not in `exclude`, in pool order."""
     drawn: list[PoolEntry] = []
     for arm in plan.arms:
         for operator in expand_operators(arm):
@@ -266,6 +267,9 @@ def draw_sample(plan: Plan, pool: list[PoolEntry], exclude: set[str]) -> list[Po
                 and e.screen is ScreenStatus.KEPT  # a screened candidate is never drawn
                 and e.pair_id not in exclude
             ]
+            if arm.draw_per_operator is None:  # draw: all: the whole screened pool
+                drawn += candidates
+                continue
             if arm.stratify_by == "none":
                 drawn += rng.sample(candidates, min(arm.draw_per_operator, len(candidates)))
                 continue

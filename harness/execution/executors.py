@@ -5,7 +5,11 @@ each `PairOutcome` to `on_outcome` in the calling thread, where the runner appen
 to the ledger (the single writer).
 
 - `local` (default): this process prepares one `RunContext` and forks one child per pair,
-  up to `workers` at a time (`score_pairs`). The child applies the mutant in memory, runs
+  up to `workers` at a time (`score_pairs`); a pair none of whose runs can reach its
+  mutated function (`harness.execution.coverage`) is scored here, without a child. Before
+  the first fork the prepared objects are moved out of the garbage collector's reach
+  (`gc.freeze`): a collection in a child would otherwise touch, and so copy, every page of
+  the parent's heap. The child applies the mutant in memory, runs
   the frozen checker and the liveness corpus, and sends back the row's fields; it never
   writes. A child past the plan's timeout is killed (`timeout`); a child that dies without
   answering, or whose mutant raises SystemExit or another BaseException, is a `crash`
@@ -14,11 +18,13 @@ to the ledger (the single writer).
   Forking every pair from the same prepared state makes rows independent of the worker
   count and of the order in which pairs finish.
 - `dask` (`harness.execution.dask_executor`): batches of pairs on a Dask cluster, each
-  scored by `score_pairs` in an isolated process on the worker.
+  scored by `score_pairs` in an isolated process on the worker, without coverage (a batch
+  host would record it per batch).
 """
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import multiprocessing
 import os
@@ -41,6 +47,7 @@ from harness.execution.pair_scoring import (
     complete_context,
     new_context,
     score_pair,
+    score_unexecuted,
 )
 
 _FORK = multiprocessing.get_context("fork")
@@ -82,7 +89,8 @@ def score_pairs(
     workers: int,
     on_outcome: Callable[[PairOutcome], None],
 ) -> None:
-    """Fork one child per pair from the prepared `ctx`, at most `workers` at a time."""
+    """Fork one child per pair from the prepared `ctx`, at most `workers` at a time; a pair
+    that `ctx.reuse` takes wholly from the original is scored here without one."""
     todo = deque(pairs)
     running: dict[Connection, tuple[Any, DrawnPair, float, str]] = {}
 
@@ -92,10 +100,22 @@ def score_pairs(
         conn.close()
         on_outcome(PairOutcome(pair.pair_id, score, started, time.monotonic() - began))
 
+    from harness.mutation.apply import package_modules
+
+    for package in sorted({p.mutant.site.module.partition(".")[0] for p in pairs}):
+        package_modules(package)  # computed once here instead of in every child
+    gc.freeze()
     try:
         while todo or running:
             while todo and len(running) < workers:
                 pair = todo.popleft()
+                reuse = ctx.reuse.get(pair.pair_id)
+                if reuse is not None and reuse.everything:
+                    began = time.monotonic()
+                    started = datetime.now(UTC).isoformat(timespec="seconds")
+                    score = score_unexecuted(ctx, pair)
+                    on_outcome(PairOutcome(pair.pair_id, score, started, time.monotonic() - began))
+                    continue
                 receive, send = _FORK.Pipe(duplex=False)
                 process = _FORK.Process(
                     target=_child, args=(ctx, pair, send, os.getpid()), daemon=True
@@ -134,6 +154,7 @@ def score_pairs(
     finally:
         for process, *_ in running.values():
             process.kill()
+        gc.unfreeze()
 
 
 class LocalExecutor:
@@ -157,6 +178,7 @@ class LocalExecutor:
         ctx = new_context(
             job.plan, job.freeze_id, job.post_hoc, job.corpus.liveness, job.corpus, job.checker
         )
+        ctx.skip_by_coverage = job.skip_by_coverage
         # only what the pairs to score need: rows depend on the original tool alone, so a
         # resumed run prepares less and scores the same
         complete_context(ctx, pairs, job.folder / "baseline.json")

@@ -1,6 +1,6 @@
 """The ledger: one JSON line per scored pair, append-only, flushed and fsynced per row.
 
-Schema version `LEDGER_SCHEMA_VERSION` (2; the fields: docs/ledger.md). Rows of an older
+Schema version `LEDGER_SCHEMA_VERSION` (3; the fields: docs/ledger.md). Rows of an older
 version are read through `LedgerRow._migrate`, never rewritten. A row is written once, by
 the single writer (the runner's parent process). A run killed mid-write leaves at most a
 torn last line, which `open_ledger` cuts off before resuming, so that pair is simply run
@@ -20,7 +20,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness.checker.verdicts import DefectClass, Verdict, Witness
 
-LEDGER_SCHEMA_VERSION = 2  # 2 added grader_caught, grader_tasks (null in version 1 rows)
+LEDGER_SCHEMA_VERSION = 3  # 2 added grader_caught, grader_tasks (null in version 1 rows);
+# 3 added skipped_by_coverage and reused_runs (false and 0 in older rows)
+# How a row was obtained, not what it says: left out of `LedgerRow.comparable`.
+HOW_OBTAINED = frozenset({"timing", "skipped_by_coverage", "reused_runs"})
 
 
 class PairStatus(StrEnum):
@@ -85,6 +88,8 @@ class PairScore(BaseModel):
     grader_caught: bool | None = None
     grader_tasks: list[str] = Field(default_factory=list)
     error: str | None = None
+    skipped_by_coverage: bool = False  # scored without a worker (harness.execution.coverage)
+    reused_runs: int = 0  # runs whose outcome was taken from the original
 
 
 class LedgerRow(BaseModel):
@@ -118,13 +123,24 @@ class LedgerRow(BaseModel):
         default_factory=list, description="The tasks whose utility verdict the mutant changed"
     )
     error: str | None = None
+    skipped_by_coverage: bool = Field(
+        default=False,
+        description="Scored from the original's runs without a worker: no run of the pair "
+        "starts the mutated function (harness.execution.coverage)",
+    )
+    reused_runs: int = Field(
+        default=0,
+        description="Runs (liveness calls, grader replays or evaluations, the checker) whose "
+        "outcome was taken from the original's instead of being run again",
+    )
     timing: Timing
 
     @model_validator(mode="before")
     @classmethod
     def _migrate(cls, data: object) -> object:
-        """Version 1 rows had no grader fields: they read as not graded (null, []). A row of
-        a version newer than this harness knows is refused, not guessed at."""
+        """Version 1 rows had no grader fields: they read as not graded (null, []); rows
+        before version 3 were scored without coverage (false, 0, the fields' defaults). A
+        row of a version newer than this harness knows is refused, not guessed at."""
         if not isinstance(data, dict):
             return data
         version = data.get("schema_version", LEDGER_SCHEMA_VERSION)
@@ -138,8 +154,10 @@ class LedgerRow(BaseModel):
         return data
 
     def comparable(self) -> dict[str, Any]:
-        """The row without its timing: what must be identical across reruns."""
-        return self.model_dump(mode="json", exclude={"timing"})
+        """The row without its timing and how it was obtained (`HOW_OBTAINED`): what must be
+        identical across reruns, with coverage-guided scoring on or off, for any worker
+        count, and across the ledger versions that have the same fields."""
+        return self.model_dump(mode="json", exclude=set(HOW_OBTAINED) | {"schema_version"})
 
 
 def _repair(path: Path) -> None:

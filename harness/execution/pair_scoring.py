@@ -1,7 +1,11 @@
 """Scoring one pair, wherever it runs: the `RunContext` prepared once per process (targets,
-baseline verdicts, liveness observations, grader verdicts), `score_pair` -> `PairScore`, and
-what an executor is given (`RunJob`) and reports (`PairOutcome`). Executors import this
-module; the runner hands them the pairs, so no arrow points back."""
+baseline verdicts, liveness observations, grader verdicts and, with coverage-guided scoring,
+what each pair may take from the original), `score_pair` -> `PairScore`, and what an
+executor is given (`RunJob`) and reports (`PairOutcome`). Executors import this module; the
+runner hands them the pairs, so no arrow points back.
+
+Whatever was run and whatever was taken from the original (`harness.execution.coverage`),
+one function decides the row (`_decide`), so a pair scores the same either way."""
 
 from __future__ import annotations
 
@@ -12,6 +16,17 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from harness.checker.verdicts import ToolReport, Verdict
+from harness.execution.coverage import (
+    NOTHING,
+    ClockWindow,
+    CodeNames,
+    Reuse,
+    ToolCoverage,
+    definition_unchanged,
+    fingerprint,
+    record_tool,
+    reuse_for,
+)
 from harness.execution.draw import Corpus, DrawnPair
 from harness.execution.freeze import (
     checker_for,
@@ -26,7 +41,7 @@ from harness.execution.liveness import Observation, differences, observe
 from harness.execution.miss_cause import call_changes, clause_patterns, miss_cause
 from harness.execution.negative_controls import patched_contract
 from harness.execution.plan import Plan
-from harness.targets.adapter import GraderAdapter
+from harness.targets.adapter import GraderAdapter, SplitGrader
 from harness.targets.registry import Target, load_target
 
 
@@ -43,6 +58,11 @@ class RunContext:
     baselines: dict[tuple[str, str], ToolReport] = field(default_factory=dict)
     observations: dict[tuple[str, str], list[Observation]] = field(default_factory=dict)
     grades: dict[tuple[str, str], bool] = field(default_factory=dict)  # (target, task) -> utility
+    skip_by_coverage: bool = False  # take what a mutant cannot change from the original
+    coverage: dict[tuple[str, str], ToolCoverage] = field(default_factory=dict)
+    # (target, task) -> the fingerprint of the original's evaluation inputs (a SplitGrader)
+    evaluation_keys: dict[tuple[str, str], bytes | None] = field(default_factory=dict)
+    reuse: dict[str, Reuse] = field(default_factory=dict)  # pair id -> runs taken from the original
 
 
 @dataclass(frozen=True)
@@ -60,6 +80,7 @@ class RunJob:
     checker: str | None  # a comparison checker of the plan; None: the plan's checker
     hashes: dict[str, dict[str, str]]  # the inputs as verified (freeze.current_inputs)
     versions: dict[str, str]  # target versions as verified
+    skip_by_coverage: bool = True  # harness.execution.coverage; the rows are the same either way
 
 
 @dataclass(frozen=True)
@@ -133,7 +154,9 @@ def write_baseline(job: RunJob, pairs: list[DrawnPair]) -> None:
 
 def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None) -> None:
     """Baselines (cached in the JSON file `cache` when given), liveness observations and
-    grader verdicts of the original tools the pairs touch, each computed once per context."""
+    grader verdicts of the original tools the pairs touch, each computed once per context;
+    with `ctx.skip_by_coverage`, their coverage too (cached in coverage.json beside `cache`)
+    and what each pair may take from the original."""
     keys = complete_baselines(ctx, pairs, cache)
     for name, tool in keys:
         calls = ctx.corpus.liveness.get(name, {}).get(tool)
@@ -143,12 +166,109 @@ def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None
         adapter = ctx.targets[name].adapter
         if isinstance(adapter, GraderAdapter):
             for task in adapter.grader_tasks(tool):
-                if (name, task) not in ctx.grades:
+                if (name, task) in ctx.grades:
+                    continue
+                if ctx.skip_by_coverage and isinstance(adapter, SplitGrader):
+                    verdict, key = _split_grade(adapter, task)
+                    ctx.grades[(name, task)] = verdict
+                    ctx.evaluation_keys[(name, task)] = key
+                else:
                     ctx.grades[(name, task)] = adapter.grade(task)
+    if ctx.skip_by_coverage:
+        complete_coverage(ctx, pairs, keys, None if cache is None else cache.with_name(COVERAGE))
+
+
+COVERAGE = "coverage.json"
+
+
+def _split_grade(adapter: SplitGrader, task: str) -> tuple[bool, bytes | None]:
+    """(the task's verdict, the fingerprint of its evaluation inputs) on the current tools."""
+    inputs, window = ClockWindow.around(lambda: adapter.replay(task))
+    return bool(adapter.evaluate(task, inputs)), fingerprint(inputs, window)
+
+
+def complete_coverage(
+    ctx: RunContext, pairs: list[DrawnPair], keys: list[tuple[str, str]], cache: Path | None
+) -> None:
+    """The coverage of every run of the original tools the pairs touch (cached in the JSON
+    file `cache` when given), and each pair's `Reuse` (`harness.execution.coverage`)."""
+    from harness.checker import ReferenceChecker
+
+    cached: dict[str, Any] = (
+        json.loads(cache.read_text()) if cache is not None and cache.exists() else {}
+    )
+    packages: dict[str, set[str]] = {}
+    for pair in pairs:
+        packages.setdefault(pair.mutant.target, set()).add(pair.mutant.site.file.split("/")[0])
+    for name, tool in keys:
+        label = f"{name}:{tool}"
+        record = cached.get(label)
+        if record is not None and record.get("packages") == sorted(packages[name]):
+            ctx.coverage[(name, tool)] = ToolCoverage.model_validate(record)
+            continue
+        ctx.coverage[(name, tool)] = _record(ctx, name, tool, frozenset(packages[name]))
+        cached[label] = ctx.coverage[(name, tool)].model_dump(mode="json")
+    if cache is not None:
+        _write_json(cache, cached)
+    # only the reference checker reads nothing of a tool but what executing it does
+    checker_reusable = isinstance(ctx.checker, ReferenceChecker)
+    for pair in pairs:
+        mutant, adapter = pair.mutant, ctx.targets[pair.mutant.target].adapter
+        if pair.contract_patch is not None:  # a negative control: the checker's contract differs
+            continue
+        if not definition_unchanged(
+            mutant.site, mutant.mutated_source, Path(adapter.source_root())
+        ):
+            continue
+        reuse = reuse_for(
+            ctx.coverage[(mutant.target, pair.tool)],
+            mutant.site,
+            _grader_tasks(adapter, pair.tool),
+            checker_reusable,
+        )
+        if reuse != NOTHING:
+            ctx.reuse[pair.pair_id] = reuse
+
+
+def _grader_tasks(adapter: Any, tool: str) -> list[str]:
+    return adapter.grader_tasks(tool) if isinstance(adapter, GraderAdapter) else []
+
+
+def _record(ctx: RunContext, name: str, tool: str, packages: frozenset[str]) -> ToolCoverage:
+    """Every run of one tool's pairs repeated on the original under the recorder."""
+    target = ctx.targets[name]
+    adapter = target.adapter
+    names = CodeNames(Path(adapter.source_root()), packages)
+    calls = ctx.corpus.liveness.get(name, {}).get(tool) or []
+    tasks = _grader_tasks(adapter, tool)
+
+    def split(task: str) -> Callable[[], Callable[[], bool]] | None:
+        """The replay, returning the evaluation to record apart (a SplitGrader)."""
+        if not isinstance(adapter, SplitGrader):
+            return None
+
+        def replay() -> Callable[[], bool]:
+            inputs = adapter.replay(task)
+            return lambda: adapter.evaluate(task, inputs)
+
+        return replay
+
+    return record_tool(
+        names,
+        [lambda call=call: observe(adapter, tool, [call])[0] for call in calls],
+        [(task, lambda task=task: adapter.grade(task), split(task)) for task in tasks],
+        lambda: ctx.checker.check(target, [tool]).tool(tool),
+        (
+            ctx.observations.get((name, tool), []),
+            [ctx.grades[(name, task)] for task in tasks],
+            ctx.baselines[(name, tool)],
+        ),
+    )
 
 
 def score_pair(ctx: RunContext, pair: DrawnPair) -> PairScore:
-    """What the pair scores. Raises only BaseExceptions the mutant caused."""
+    """What the pair scores, its mutant applied in this process. Raises only BaseExceptions
+    the mutant caused."""
     from harness.mutation.apply import MutantCompileError, StaleMutant, apply_in_memory
 
     mutant = pair.mutant
@@ -159,23 +279,70 @@ def score_pair(ctx: RunContext, pair: DrawnPair) -> PairScore:
         return PairScore(status=PairStatus.COMPILE_ERROR, error=str(exc))
     except StaleMutant as exc:
         return PairScore(status=PairStatus.INFRA_ERROR, error=f"stale mutant: {exc}")
-    key = (mutant.target, pair.tool)
     if pair.contract_patch is not None:  # a negative control's look-alike input
         contract = target.contracts[pair.tool]
         target.contracts[pair.tool] = patched_contract(contract, pair.contract_patch)
+    reuse = ctx.reuse.get(pair.pair_id, NOTHING)
+    key = (mutant.target, pair.tool)
     corpus = ctx.corpus.liveness.get(mutant.target, {}).get(pair.tool, [])
-    mutant_observations = observe(target.adapter, pair.tool, corpus)
-    found = differences(ctx.observations[key], mutant_observations)
-    caught, tasks = grader_verdict(ctx, target, pair.tool)
-    seen = {"live": bool(found), "grader_caught": caught, "grader_tasks": tasks}
+    observations = ctx.observations[key][: reuse.observations] + observe(
+        target.adapter, pair.tool, corpus[reuse.observations :]
+    )
+    caught, tasks, reused = grader_verdict(ctx, target, pair.tool, reuse)
+    report: ToolReport | Exception
+    if reuse.checker:
+        report = ctx.baselines[key]
+    else:
+        try:
+            report = ctx.checker.check(target, [pair.tool]).tool(pair.tool)
+        except Exception as exc:  # the checker under test failed on this mutant
+            report = exc
+    score = _decide(ctx, pair, observations, caught, tasks, report)
+    return score.model_copy(update={"reused_runs": reuse.runs + reused})
+
+
+def score_unexecuted(ctx: RunContext, pair: DrawnPair) -> PairScore:
+    """What a pair scores when no run of it can reach its mutated function
+    (`Reuse.everything`): in this process, without applying it. The mutant is checked and
+    defined as `apply_in_memory` does (the same compile and stale statuses) but bound
+    nowhere, and the row is decided from the original's outcomes by the same code."""
+    from harness.mutation.apply import MutantCompileError, StaleMutant, check_fresh, compile_mutant
+
+    mutant = pair.mutant
     try:
-        report = ctx.checker.check(target, [pair.tool]).tool(pair.tool)
-    except Exception as exc:  # the checker under test failed on this mutant
+        check_fresh(ctx.targets[mutant.target].adapter, mutant)
+        compile_mutant(mutant)
+    except MutantCompileError as exc:
+        return PairScore(status=PairStatus.COMPILE_ERROR, error=str(exc))
+    except StaleMutant as exc:
+        return PairScore(status=PairStatus.INFRA_ERROR, error=f"stale mutant: {exc}")
+    key = (mutant.target, pair.tool)
+    caught = False if isinstance(ctx.targets[mutant.target].adapter, GraderAdapter) else None
+    score = _decide(ctx, pair, ctx.observations[key], caught, [], ctx.baselines[key])
+    runs = ctx.reuse[pair.pair_id].runs
+    return score.model_copy(update={"skipped_by_coverage": True, "reused_runs": runs})
+
+
+def _decide(
+    ctx: RunContext,
+    pair: DrawnPair,
+    observations: list[Observation],
+    caught: bool | None,
+    tasks: list[str],
+    report: ToolReport | Exception,
+) -> PairScore:
+    """THE scoring of one pair from what its runs gave: the mutant's liveness observations,
+    the grader's answer, and the checker's report (or what the checker raised)."""
+    mutant = pair.mutant
+    key = (mutant.target, pair.tool)
+    found = differences(ctx.observations[key], observations)
+    seen = {"live": bool(found), "grader_caught": caught, "grader_tasks": tasks}
+    if isinstance(report, Exception):  # the checker under test failed on this mutant
         return PairScore(
             **seen,
             status=PairStatus.MISSED,
             miss_cause=MissCause.CHECKER_CRASH,
-            error=f"{type(exc).__name__}: {exc}",
+            error=f"{type(report).__name__}: {report}",
         )
     baseline = {c.clause_id for c in ctx.baselines[key].violations()}
     new = [c for c in report.violations() if c.clause_id not in baseline]
@@ -193,8 +360,10 @@ def score_pair(ctx: RunContext, pair: DrawnPair) -> PairScore:
         )
     if report.verdict is Verdict.UNTESTABLE:
         return PairScore(**seen, status=PairStatus.UNTESTABLE, tool_verdict=report.verdict)
-    changes = call_changes(ctx.observations[key], mutant_observations, corpus)
-    cause = miss_cause(changes, clause_patterns(target.contracts[pair.tool]))
+    corpus = ctx.corpus.liveness.get(mutant.target, {}).get(pair.tool, [])
+    changes = call_changes(ctx.observations[key], observations, corpus)
+    contracts = ctx.targets[mutant.target].contracts
+    cause = miss_cause(changes, clause_patterns(contracts[pair.tool]))
     return PairScore(
         **seen,
         status=PairStatus.MISSED,
@@ -204,25 +373,52 @@ def score_pair(ctx: RunContext, pair: DrawnPair) -> PairScore:
     )
 
 
-def grader_verdict(ctx: RunContext, target: Target, tool: str) -> tuple[bool | None, list[str]]:
-    """(grader_caught, grader_tasks): replay the target's own grader on every task that
-    calls `tool` (mutant applied) and name the tasks whose utility verdict differs from the
-    original's; (None, []) for a target without a grader."""
+def grader_verdict(
+    ctx: RunContext, target: Target, tool: str, reuse: Reuse = NOTHING
+) -> tuple[bool | None, list[str], int]:
+    """(grader_caught, grader_tasks, verdicts taken from the original): replay the target's
+    own grader on every task that calls `tool` (mutant applied) and name the tasks whose
+    utility verdict differs from the original's; (None, [], 0) for a target without a
+    grader. `reuse` names the tasks whose verdict is the original's without a replay (the
+    untouched prefix) or, on equal evaluation inputs, without an evaluation."""
     adapter = target.adapter
     if not isinstance(adapter, GraderAdapter):
-        return None, []
+        return None, [], 0
     tasks = adapter.grader_tasks(tool)
     if not tasks:
-        return False, []
-    changed = []
-    for task in tasks:
-        try:
-            verdict = adapter.grade(task)
-        except Exception:  # the mutant broke the replay itself: the grader sees a failure
-            verdict = False
-        if verdict != ctx.grades[(target.name, task)]:
+        return False, [], 0
+    changed, reused = [], 0
+    for index, task in enumerate(tasks):
+        original = ctx.grades[(target.name, task)]
+        if index < reuse.grades:
+            verdict, reused = original, reused + 1
+        elif task in reuse.evaluations and isinstance(adapter, SplitGrader):
+            verdict, same = _evaluated(ctx, adapter, target.name, task)
+            reused += same
+        else:
+            try:
+                verdict = adapter.grade(task)
+            except Exception:  # the mutant broke the replay itself: the grader sees a failure
+                verdict = False
+        if verdict != original:
             changed.append(task)
-    return bool(changed), changed
+    return bool(changed), changed, reused
+
+
+def _evaluated(ctx: RunContext, adapter: SplitGrader, name: str, task: str) -> tuple[bool, bool]:
+    """(the task's verdict, whether it is the original's taken on equal inputs): replayed
+    with the mutant, evaluated only when what the evaluation reads differs."""
+    try:
+        inputs, window = ClockWindow.around(lambda: adapter.replay(task))
+    except Exception:  # as grade(): a replay the mutant broke is a failure
+        return False, False
+    original = ctx.evaluation_keys.get((name, task))
+    if original is not None and fingerprint(inputs, window) == original:
+        return ctx.grades[(name, task)], True
+    try:
+        return bool(adapter.evaluate(task, inputs)), False
+    except Exception:
+        return False, False
 
 
 def _write_json(path: Path, payload: dict[str, Any]) -> None:

@@ -32,8 +32,16 @@ class ArmSpec(_Strict):
     )
     tools: list[str] | Literal["all"] = "all"
     operators: list[str] = Field(min_length=1)
-    draw_per_operator: int = Field(
-        ge=1, description="Pairs drawn per operator (fewer if the pool is smaller)"
+    draw: Literal["sample", "all"] = Field(
+        default="sample",
+        description="sample: draw_per_operator pairs per operator, seeded and stratified; "
+        "all: every screened (kept) candidate of the arm, in pool order (an exhaustive arm)",
+    )
+    draw_per_operator: int | None = Field(
+        default=None,
+        ge=1,
+        description="Pairs drawn per operator (fewer if the pool is smaller); required with "
+        "draw: sample, not allowed with draw: all",
     )
     stratify_by: Literal["tool", "none"] = "tool"
 
@@ -46,6 +54,12 @@ class ArmSpec(_Strict):
     def _some_target(self) -> ArmSpec:
         if not self.targets or len(set(self.targets)) != len(self.targets):
             raise ValueError("target: name one target, or a list of distinct targets")
+        if self.draw == "sample" and self.draw_per_operator is None:
+            raise ValueError("draw_per_operator: required with draw: sample (or write draw: all)")
+        if self.draw == "all" and self.draw_per_operator is not None:
+            raise ValueError(
+                "draw_per_operator: draw: all scores every candidate; remove draw_per_operator"
+            )
         return self
 
 

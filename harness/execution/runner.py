@@ -167,6 +167,8 @@ def _row(job: RunJob, pair: DrawnPair, outcome: PairOutcome) -> LedgerRow:
         grader_caught=score.grader_caught,
         grader_tasks=score.grader_tasks,
         error=score.error,
+        skipped_by_coverage=score.skipped_by_coverage,
+        reused_runs=score.reused_runs,
     )
 
 
@@ -204,9 +206,12 @@ def execute(
     executor: Executor | None = None,
     checker: str | None = None,
     strict: bool = False,
+    skip_by_coverage: bool = True,
 ) -> RunResult:
     """Score the pairs not yet in the ledger with `executor` (default: the local pool of
-    `workers` processes) under the plan's checker, or the comparison checker `checker`."""
+    `workers` processes) under the plan's checker, or the comparison checker `checker`;
+    `skip_by_coverage` takes from the original the runs a mutant cannot change
+    (`harness.execution.coverage`; the rows are the same either way)."""
     from harness.execution.executors import LocalExecutor
 
     if executor is None:
@@ -230,6 +235,7 @@ def execute(
                 checker,
                 check.hashes,
                 check.versions,
+                skip_by_coverage,
             )
             now = datetime.now(UTC).isoformat(timespec="seconds")
             # a resumed run keeps its first start and adds this one to `resumed_at`
@@ -242,6 +248,7 @@ def execute(
                 "freeze_id": freeze_id,
                 "post_hoc": post_hoc,
                 **executor.describe(),
+                "skip_by_coverage": skip_by_coverage and executor.describe()["executor"] == "local",
                 "started_at": started_at,
                 "resumed_at": resumed_at,
                 "ended_at": None,

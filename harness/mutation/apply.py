@@ -96,9 +96,9 @@ def define(site: FunctionSite, text: str, filename: str) -> Any:
     return value
 
 
-def _compile(mutant: Mutant) -> Any:
-    """The mutated function object (see `define`), its text registered where tracebacks
-    and source readers look for code that has no file."""
+def compile_mutant(mutant: Mutant) -> Any:
+    """The mutated function object (see `define`), bound nowhere, its text registered where
+    tracebacks and source readers look for code that has no file."""
     site = mutant.site
     filename = f"<mutant {mutant.id} of {site.file}:{site.qualname}>"
     try:
@@ -133,16 +133,32 @@ def _bindings(adapter: Adapter, mutant: Mutant) -> list[_Binding]:
     original = _raw(owner, name)
     found = [(owner, name, original)]
     if owner is module:
-        package = site.module.partition(".")[0]
-        for other_name, other in sorted(sys.modules.items()):
-            if other is module or other is None:
-                continue
-            if other_name != package and not other_name.startswith(package + "."):
+        for other in package_modules(site.module.partition(".")[0]):
+            if other is module:
                 continue
             for attr, value in list(vars(other).items()):
                 if value is original:
                     found.append((other, attr, original))
     return found
+
+
+_PACKAGE_MODULES: dict[str, tuple[int, list[Any]]] = {}
+
+
+def package_modules(package: str) -> list[Any]:
+    """The loaded modules of a top-level package, sorted by name; remembered while no module
+    is loaded or unloaded. A forked pair worker finds them computed in its parent
+    (`harness.execution` asks first) instead of sorting every loaded module itself, which
+    touched thousands of the parent's pages and cost more than the rest of applying."""
+    count = len(sys.modules)
+    known = _PACKAGE_MODULES.get(package)
+    if known is not None and known[0] == count:
+        return known[1]
+    prefix = package + "."
+    names = sorted(n for n in list(sys.modules) if n == package or n.startswith(prefix))
+    modules = [m for m in (sys.modules.get(n) for n in names) if m is not None]
+    _PACKAGE_MODULES[package] = (count, modules)
+    return modules
 
 
 def check_fresh(adapter: Adapter, mutant: Mutant) -> None:
@@ -157,7 +173,7 @@ def check_fresh(adapter: Adapter, mutant: Mutant) -> None:
 
 def _apply(adapter: Adapter, mutant: Mutant) -> list[_Binding]:
     check_fresh(adapter, mutant)
-    replacement = _compile(mutant)
+    replacement = compile_mutant(mutant)
     bindings = _bindings(adapter, mutant)
     for owner, attr, _ in bindings:
         setattr(owner, attr, replacement)

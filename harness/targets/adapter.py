@@ -144,3 +144,20 @@ class GraderAdapter(Protocol):
         """Replay `task`'s ground truth on a fresh environment with the tools as currently
         bound (mutants included) and return the task's own utility verdict."""
         ...
+
+
+@runtime_checkable
+class SplitGrader(Protocol):
+    """Optional, beside `GraderAdapter`: grading split into replaying a task and evaluating
+    what the replay left, so that an evaluation whose inputs the mutant did not change need
+    not run again (`harness.execution.coverage`). `grade(task)` must equal `evaluate(task,
+    replay(task))`, raising where either raises."""
+
+    def replay(self, task: str) -> tuple[Any, ...]:
+        """Replay `task` with the tools as currently bound; return everything the evaluation
+        reads besides the task itself (picklable, to be compared byte for byte)."""
+        ...
+
+    def evaluate(self, task: str, inputs: tuple[Any, ...]) -> bool:
+        """The task's own verdict on what `replay` returned."""
+        ...

@@ -213,6 +213,18 @@ class AgentDojoAdapter:
 
         return grade(self, task)
 
+    def replay(self, task: str) -> tuple[Any, ...]:
+        """`SplitGrader`: the ground truth replayed, up to the suite's result check."""
+        from harness.targets.agentdojo.grader import replay
+
+        return replay(self, task)
+
+    def evaluate(self, task: str, inputs: tuple[Any, ...]) -> bool:
+        """`SplitGrader`: the suite's own utility check of a `replay`."""
+        from harness.targets.agentdojo.grader import evaluate
+
+        return evaluate(self, task, inputs)
+
     def volatile_paths(self) -> list[str]:
         return [*DERIVED_PATHS[self.suite], *CLOCK_PATHS[self.suite]]
 

@@ -51,6 +51,30 @@ def grader_tasks(adapter: _Adapter, tool: str) -> list[str]:
 
 def grade(adapter: _Adapter, task_id: str) -> bool:
     """The task's utility verdict after replaying its ground truth with the current tools."""
+    return bool(_run(adapter, task_id, None))
+
+
+def replay(adapter: _Adapter, task_id: str) -> tuple[Any, ...]:
+    """The task's ground truth replayed as `grade` replays it, stopped where the suite
+    checks the result: what `_check_task_result` would be given besides the task (the
+    model output, the environments before and after, the function-call trace)."""
+    captured: list[tuple[Any, ...]] = []
+    _run(adapter, task_id, captured)
+    return captured[0]
+
+
+def evaluate(adapter: _Adapter, task_id: str, inputs: tuple[Any, ...]) -> bool:
+    """The suite's own utility check of a `replay`: `grade` is `evaluate` of `replay`."""
+    suite = adapter._data.suite
+    task = suite.user_tasks[task_id]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return bool(type(suite)._check_task_result(suite, task, *inputs))
+
+
+def _run(adapter: _Adapter, task_id: str, captured: list[tuple[Any, ...]] | None) -> bool:
+    """`run_task_with_pipeline` on the task's ground truth; with `captured`, the suite's
+    result check is not run but its inputs are appended there (the verdict is then False)."""
     from agentdojo.agent_pipeline.ground_truth_pipeline import GroundTruthPipeline
     from agentdojo.functions_runtime import FunctionsRuntime
 
@@ -60,16 +84,27 @@ def grade(adapter: _Adapter, task_id: str) -> bool:
     def runtime(functions: list[Any]) -> FunctionsRuntime:
         return FunctionsRuntime([adapter._function(f.name) for f in functions])
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # "model output was None" when a mutant aborts a call
-        utility, _ = suite.run_task_with_pipeline(
-            GroundTruthPipeline(task),
-            task,
-            injection_task=None,
-            injections={},
-            runtime_class=runtime,  # type: ignore[arg-type]
-            environment=adapter.fresh(),
-        )
+    def capture(_task: Any, *inputs: Any) -> bool:
+        assert captured is not None
+        captured.append(inputs)
+        return False
+
+    if captured is not None:  # an instance attribute shadows the method for this replay
+        suite._check_task_result = capture
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "model output was None" when a mutant aborts a call
+            utility, _ = suite.run_task_with_pipeline(
+                GroundTruthPipeline(task),
+                task,
+                injection_task=None,
+                injections={},
+                runtime_class=runtime,  # type: ignore[arg-type]
+                environment=adapter.fresh(),
+            )
+    finally:
+        if captured is not None:
+            del suite._check_task_result
     return bool(utility)
 
 

@@ -1,0 +1,375 @@
+"""Coverage-guided scoring: the runs of a pair that a mutant cannot change are taken from the
+original instead of being run again (`harness run`, on unless `--no-skip-by-coverage`).
+
+A pair's work in its worker is a sequence of *runs*, always in this order: each liveness
+call of the tool (from a fresh environment), each grader task of the tool (`grader_tasks`),
+then the checker's check of the tool. Once per run folder (cached in `coverage.json` beside
+`baseline.json`), every run is repeated on the ORIGINAL code while recording which functions
+of the target's packages it starts (`executed_code`: `sys.monitoring` where the interpreter
+has it, `sys.setprofile` on 3.11), by file and qualname as mutation sites name them; a
+function's nested functions, lambdas and comprehensions count as the function. A recorded
+run whose outcome differs from the one computed before marks the tool not reproducible, and
+none of its runs is ever reused.
+
+The rules (each applies only to a mutant whose definition is unchanged, see below):
+
+- **Untouched prefix** (exact). A run that does not start the mutated function on the
+  original runs the same code on the mutant, so its outcome is the original's, provided
+  no earlier run of the pair started it either (mutated code run earlier could have left
+  something behind in the process). The leading runs that satisfy this are reused. A pair
+  all of whose runs are reused never gets a worker: it is scored in the parent from the
+  original's outcomes by the same scoring code (`skipped_by_coverage` in its row).
+- **Identical evaluation inputs** (grader tasks of a `SplitGrader`: replay, then
+  evaluate). The replay runs with the mutant; when the evaluation did not start the
+  mutated function on the original, and everything it reads from the replay pickles to
+  the same bytes as the original's, it would run the same code on the same inputs, so the
+  original's verdict is taken without evaluating. This holds unless mutated code run
+  earlier in the pair wrote process state (a module global, a class attribute) that the
+  evaluation reads without it being among those inputs; `bench/skip_identity.py` checks
+  every published pool for such a difference and fails on one.
+- The checker's run is reused only for the reference checker, which reads nothing of a
+  tool but what executing it does; a checker that reads source (the static scanner) always
+  runs.
+
+Never reused:
+- runs of a pair whose mutant changes what defining its function evaluates or registers:
+  a site with a decorator, or a mutated text that differs from the original outside the
+  body (name, parameters, defaults, annotations) or in its docstring;
+- runs of a negative control (its contract is patched, so the checker's verdict differs);
+- runs of a tool whose recorded original outcomes were not reproducible.
+
+Rows are identical either way, timing and the two fields that say how a row was obtained
+(`skipped_by_coverage`, `reused_runs`) aside.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import copyreg
+import datetime
+import hashlib
+import io
+import pickle
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import CodeType, FrameType
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from harness.mutation.model import FunctionSite
+from harness.mutation.sites import function_source
+
+COVERAGE_SCHEMA_VERSION = 1
+_MONITORING_TOOL = 4  # a sys.monitoring tool id debuggers (0-2) and coverage.py (3) leave free
+_LOCALS = ".<locals>."
+
+
+# --- recording ----------------------------------------------------------------------------------
+
+
+@contextmanager
+def executed_code() -> Iterator[set[CodeType]]:
+    """The code objects of every Python function started inside the block, in any thread:
+    `sys.monitoring` PY_START where available (3.12+), else `sys.setprofile` and
+    `threading.setprofile` 'call' events (a generator reports one on each resumption)."""
+    seen: set[CodeType] = set()
+    monitoring = getattr(sys, "monitoring", None)
+    if monitoring is not None:  # pragma: no cover - Python 3.12+
+        events = monitoring.events
+        monitoring.use_tool_id(_MONITORING_TOOL, "contract-harness coverage")
+
+        def started(code: CodeType, _offset: int) -> Any:
+            seen.add(code)
+            return monitoring.DISABLE  # once per code object is enough for a set
+
+        monitoring.register_callback(_MONITORING_TOOL, events.PY_START, started)
+        monitoring.set_events(_MONITORING_TOOL, events.PY_START)
+        try:
+            yield seen
+        finally:
+            monitoring.set_events(_MONITORING_TOOL, 0)
+            monitoring.register_callback(_MONITORING_TOOL, events.PY_START, None)
+            monitoring.free_tool_id(_MONITORING_TOOL)
+            monitoring.restart_events()  # the next recording must see every function again
+        return
+
+    def profile(frame: FrameType, event: str, _arg: Any) -> None:
+        if event == "call":
+            seen.add(frame.f_code)
+
+    previous, previous_threads = sys.getprofile(), threading.getprofile()
+    sys.setprofile(profile)
+    threading.setprofile(profile)
+    try:
+        yield seen
+    finally:
+        sys.setprofile(previous)
+        threading.setprofile(previous_threads)  # type: ignore[arg-type]
+
+
+def site_function(file: str, qualname: str) -> str:
+    """The key of the site a function belongs to: `file::qualname` of its outermost
+    enclosing function (`f.<locals>.g` and `f.<locals>.<listcomp>` are `f`)."""
+    return f"{file}::{qualname.split(_LOCALS, 1)[0]}"
+
+
+class CodeNames:
+    """Names code objects as `site_function` keys, when their file lies in one of the
+    top-level `packages` under `root` (other code is left out); file lookups are cached."""
+
+    def __init__(self, root: Path, packages: frozenset[str]):
+        self.root = root.resolve()
+        self.packages = packages
+        self._files: dict[str, str | None] = {}
+
+    def _relative(self, filename: str) -> str | None:
+        if filename not in self._files:
+            try:
+                relative: str | None = Path(filename).resolve().relative_to(self.root).as_posix()
+            except (ValueError, OSError):
+                relative = None
+            if relative is not None and relative.split("/", 1)[0] not in self.packages:
+                relative = None
+            self._files[filename] = relative
+        return self._files[filename]
+
+    def __call__(self, codes: set[CodeType]) -> frozenset[str]:
+        names = set()
+        for code in codes:
+            relative = self._relative(code.co_filename)
+            if relative is not None:
+                names.add(site_function(relative, code.co_qualname))
+        return frozenset(names)
+
+
+def recorded(names: CodeNames, run: Callable[[], Any]) -> tuple[frozenset[str], tuple[str, Any]]:
+    """(the site functions `run` starts, its outcome: ("ok", value) or ("raised", type))."""
+    with executed_code() as codes:
+        try:
+            outcome: tuple[str, Any] = ("ok", run())
+        except Exception as exc:
+            outcome = ("raised", type(exc).__name__)
+    return names(codes), outcome
+
+
+# --- the records ------------------------------------------------------------------------------
+
+
+class TaskCoverage(BaseModel):
+    """What one grader task starts on the original: the whole task, or (a `SplitGrader`)
+    its replay and its evaluation apart."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    replay: list[int]  # indexes into ToolCoverage.functions; the whole task when not split
+    evaluation: list[int] | None = None  # None: the grader does not split
+
+
+class ToolCoverage(BaseModel):
+    """The runs of one tool's pairs, recorded on the original (see the module rule)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = COVERAGE_SCHEMA_VERSION
+    packages: list[str]  # the top-level folders recorded: a site elsewhere is never reused
+    reproducible: bool  # every recorded outcome equals the one computed before
+    functions: list[str]  # the site functions started by some run, sorted
+    liveness: list[list[int]]  # per liveness call, in corpus order
+    grader_tasks: list[str]
+    grader: list[TaskCoverage]  # per grader task, in grader_tasks order
+    checker: list[int]
+
+
+def record_tool(
+    names: CodeNames,
+    liveness: list[Callable[[], Any]],
+    tasks: list[tuple[str, Callable[[], Any], Callable[[], Any] | None]],
+    check: Callable[[], Any],
+    expected: tuple[list[Any], list[Any], Any],
+) -> ToolCoverage:
+    """Run every run of one tool on the original under `executed_code`, in the pair's order:
+    `liveness` (one callable per corpus call), `tasks` ((task, whole task, split replay or
+    None)), then `check`. `expected` holds the outcomes computed before (observations,
+    verdicts, the baseline report); a recorded outcome that differs makes the record not
+    reproducible. A split replay callable returns the evaluation's callable: both runs are
+    recorded apart."""
+    observations, verdicts, report = expected
+    reproducible = True
+    live: list[frozenset[str]] = []
+    for index, run in enumerate(liveness):
+        started, outcome = recorded(names, run)
+        reproducible = reproducible and outcome == ("ok", observations[index])
+        live.append(started)
+    grader: list[tuple[frozenset[str], frozenset[str] | None]] = []
+    for index, (_task, whole, split) in enumerate(tasks):
+        evaluated: frozenset[str] | None = None
+        if split is None:
+            started, outcome = recorded(names, whole)
+        else:
+            started, replayed = recorded(names, split)
+            outcome = ("raised", replayed[1])  # a replay that raised: the verdict is False
+            if replayed[0] == "ok":
+                evaluated, outcome = recorded(names, replayed[1])
+        verdict = outcome[0] == "ok" and bool(outcome[1])
+        reproducible = reproducible and verdict == verdicts[index]
+        grader.append((started, evaluated))
+    checker, outcome = recorded(names, check)
+    reproducible = reproducible and outcome == ("ok", report)
+    every = sorted(set().union(*live, *(r | (e or frozenset()) for r, e in grader), checker))
+    number = {name: i for i, name in enumerate(every)}
+
+    def indexes(started: frozenset[str]) -> list[int]:
+        return sorted(number[name] for name in started)
+
+    return ToolCoverage(
+        packages=sorted(names.packages),
+        reproducible=reproducible,
+        functions=every,
+        liveness=[indexes(run) for run in live],
+        grader_tasks=[task for task, _, _ in tasks],
+        grader=[
+            TaskCoverage(replay=indexes(r), evaluation=None if e is None else indexes(e))
+            for r, e in grader
+        ],
+        checker=indexes(checker),
+    )
+
+
+# --- what a pair may reuse ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reuse:
+    """Which runs of one pair take the original's outcome (the module rules)."""
+
+    observations: int  # leading liveness calls (untouched prefix)
+    grades: int  # leading grader tasks (untouched prefix; all calls before them reused)
+    evaluations: frozenset[str]  # grader tasks whose evaluation may be reused on equal inputs
+    checker: bool  # the checker's report is the baseline's
+
+    @property
+    def everything(self) -> bool:
+        """Nothing of the pair needs running (the checker comes last)."""
+        return self.checker
+
+    @property
+    def runs(self) -> int:
+        """Runs taken from the original outright (evaluations are counted where used)."""
+        return self.observations + self.grades + int(self.checker)
+
+
+NOTHING = Reuse(0, 0, frozenset(), False)
+
+
+def definition_unchanged(site: FunctionSite, mutated_source: str, root: Path) -> bool:
+    """True when the mutant changes only the function's body (docstring aside) and the
+    original has no decorator: defining the mutant evaluates what defining the original
+    did, and nothing else."""
+    try:
+        original = ast.parse(function_source(site, root)).body[0]
+        mutated = ast.parse(mutated_source).body[0]
+    except (SyntaxError, OSError, IndexError):
+        return False
+    if not isinstance(original, ast.FunctionDef | ast.AsyncFunctionDef):
+        return False
+    if type(mutated) is not type(original) or original.decorator_list or mutated.decorator_list:
+        return False
+    if mutated.name != original.name:
+        return False
+
+    def head(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, str | None]:
+        return ast.dump(node.args), ast.dump(node.returns) if node.returns else None
+
+    if head(original) != head(mutated):  # type: ignore[arg-type]
+        return False
+    return ast.get_docstring(original, clean=False) == ast.get_docstring(mutated, clean=False)
+
+
+def reuse_for(
+    coverage: ToolCoverage, site: FunctionSite, tasks: list[str], checker_reusable: bool
+) -> Reuse:
+    """The runs of a pair mutating `site` that take the original's outcome."""
+    if not coverage.reproducible or tasks != coverage.grader_tasks:
+        return NOTHING
+    if site.file.split("/", 1)[0] not in coverage.packages:
+        return NOTHING  # a function outside the recorded files: it may run unseen
+    key = site_function(site.file, site.qualname)
+    index = bisect.bisect_left(coverage.functions, key)
+    if index == len(coverage.functions) or coverage.functions[index] != key:
+        index = -1  # no recorded run starts it
+
+    def starts(run: list[int]) -> bool:
+        return index >= 0 and index in run
+
+    evaluations = frozenset(
+        task
+        for task, record in zip(tasks, coverage.grader, strict=True)
+        if record.evaluation is not None and not starts(record.evaluation)
+    )
+    observations = 0
+    for run in coverage.liveness:
+        if starts(run):
+            return Reuse(observations, 0, evaluations, False)
+        observations += 1
+    grades = 0
+    for record in coverage.grader:
+        if starts(record.replay) or (record.evaluation is not None and starts(record.evaluation)):
+            return Reuse(observations, grades, evaluations, False)
+        grades += 1
+    return Reuse(
+        observations, grades, evaluations, checker_reusable and not starts(coverage.checker)
+    )
+
+
+# --- equal evaluation inputs --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ClockWindow:
+    """The wall clock just before and just after a replay, naive local and UTC (what
+    `datetime.now()` and `datetime.now(UTC)` read in between lies inside)."""
+
+    naive: tuple[datetime.datetime, datetime.datetime]
+    aware: tuple[datetime.datetime, datetime.datetime]
+
+    @classmethod
+    def around(cls, run: Callable[[], Any]) -> tuple[Any, ClockWindow]:
+        """(what `run` returns, the window around it)."""
+        naive, aware = datetime.datetime.now(), datetime.datetime.now(datetime.UTC)
+        value = run()
+        return value, cls(
+            (naive, datetime.datetime.now()), (aware, datetime.datetime.now(datetime.UTC))
+        )
+
+    def holds(self, moment: datetime.datetime) -> bool:
+        low, high = self.naive if moment.tzinfo is None else self.aware
+        return low <= moment <= high
+
+
+def fingerprint(inputs: Any, window: ClockWindow) -> bytes | None:
+    """SHA-256 of the pickled evaluation inputs, every datetime inside `window` (a stamp
+    of the wall clock read during the replay) pickled as one marker; None when the inputs do
+    not pickle (never equal). Two replays whose only difference is when they ran compare
+    equal: an evaluation that read those stamps could not give one verdict on two runs of
+    the original either. A mutant that moves a stamp, or stamps a field the original did
+    not, differs."""
+
+    def stamp(moment: datetime.datetime) -> Any:
+        if window.holds(moment):
+            return str, ("<wall clock during the replay>",)
+        return moment.__reduce_ex__(pickle.HIGHEST_PROTOCOL)
+
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL)
+    pickler.dispatch_table = {**copyreg.dispatch_table, datetime.datetime: stamp}
+    try:
+        pickler.dump(inputs)
+    except Exception:  # an unpicklable input: the evaluation always runs
+        return None
+    return hashlib.sha256(buffer.getbuffer()).digest()

@@ -1,0 +1,309 @@
+"""Coverage-guided scoring (`harness.execution.coverage`): recording, the reuse rules,
+equal evaluation inputs, and runs scored with it on and off giving the same rows; exhaustive
+arms (`draw: all`)."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from test_runner import comparable, harness
+
+from harness.execution.coverage import (
+    NOTHING,
+    ClockWindow,
+    CodeNames,
+    Reuse,
+    TaskCoverage,
+    ToolCoverage,
+    definition_unchanged,
+    executed_code,
+    fingerprint,
+    record_tool,
+    reuse_for,
+    site_function,
+)
+from harness.execution.ledger import LedgerRow, read_rows
+from harness.execution.plan import ArmSpec
+from harness.mutation.model import FunctionSite
+from harness.mutation.sites import function_source, tool_sites
+from harness.targets.registry import load_target
+
+
+def toy_site(tool: str, qualname: str) -> FunctionSite:
+    adapter = load_target("toy_domain").adapter
+    return next(s for s in tool_sites(adapter, tool) if s.qualname == qualname)
+
+
+def toy_names() -> CodeNames:
+    return CodeNames(
+        Path(load_target("toy_domain").adapter.source_root()), frozenset({"toy_domain"})
+    )
+
+
+# --- recording ---------------------------------------------------------------------------------
+
+
+def test_recording_names_the_functions_started_in_every_thread() -> None:
+    adapter = load_target("toy_domain").adapter
+    names = toy_names()
+    with executed_code() as codes:
+        env = adapter.fresh()
+        worker = threading.Thread(target=adapter.snapshot, args=(env,))
+        worker.start()
+        worker.join()
+    started = names(codes)
+    assert "toy_domain/bank.py::Bank.__init__" in started, started
+    assert "toy_domain/bank.py::Bank.to_json" in started  # started in the other thread
+    assert all(name.startswith("toy_domain/") for name in started)  # other packages left out
+    assert CodeNames(names.root, frozenset({"elsewhere"}))(codes) == frozenset()
+    with executed_code() as later:  # a second recording sees the same functions again
+        adapter.fresh()
+    assert "toy_domain/bank.py::Bank.__init__" in names(later)
+
+
+def test_a_nested_function_counts_as_its_enclosing_site() -> None:
+    assert site_function("a.py", "f") == "a.py::f"
+    assert site_function("a.py", "f.<locals>.<listcomp>") == "a.py::f"
+    assert site_function("a.py", "C.m.<locals>.g.<locals>.<lambda>") == "a.py::C.m"
+    assert site_function("a.py", "C.m") == "a.py::C.m"
+
+
+def test_a_record_whose_outcomes_differ_from_those_computed_before_is_not_reproducible() -> None:
+    names = toy_names()
+    counter = iter(range(100))
+    record = record_tool(names, [lambda: 1], [], lambda: "report", ([1], [], "report"))
+    assert record.reproducible
+    drifting = record_tool(names, [lambda: next(counter)], [], lambda: "r", ([5], [], "r"))
+    assert not drifting.reproducible
+    failing = record_tool(names, [], [("t", lambda: True, None)], lambda: "r", ([], [False], "r"))
+    assert not failing.reproducible  # the task answered True where False was computed
+
+
+def test_a_split_grader_task_is_recorded_as_replay_and_evaluation_apart() -> None:
+    adapter = load_target("toy_domain").adapter
+
+    def replay() -> object:
+        env = adapter.fresh()
+        return lambda: bool(adapter.snapshot(env))
+
+    record = record_tool(toy_names(), [], [("t", lambda: True, replay)], lambda: 0, ([], [True], 0))
+    assert record.reproducible
+    (task,) = record.grader
+    replayed = {record.functions[i] for i in task.replay}
+    evaluated = {record.functions[i] for i in task.evaluation or []}
+    assert any(n == "toy_domain/bank.py::Bank.__init__" for n in replayed)
+    assert any(n.endswith("Bank.to_json") for n in evaluated), evaluated
+    assert not any(n == "toy_domain/bank.py::Bank.__init__" for n in evaluated)
+
+
+# --- definition time ----------------------------------------------------------------------------
+
+
+def test_only_body_changes_of_undecorated_functions_may_be_reused() -> None:
+    site = toy_site("deposit", "deposit")
+    root = Path(load_target("toy_domain").adapter.source_root())
+    original = function_source(site, root)
+    first, body = original.split("\n", 1)
+    changed = original.replace("amount <= 0", "amount < 0")
+    assert changed != original and definition_unchanged(site, changed, root)
+    assert not definition_unchanged(site, "@staticmethod\n" + original, root)
+    head = first.replace("(", "(extra=1, ", 1)
+    assert not definition_unchanged(site, head + "\n" + body, root)  # signature / default
+    quote = '"""'
+    start = original.index(quote) + len(quote)
+    docstring = original[:start] + "Changed. " + original[start:]
+    assert not definition_unchanged(site, docstring, root)
+    assert not definition_unchanged(site, "def deposit(:\n", root)
+
+
+# --- the reuse rules ----------------------------------------------------------------------------
+
+SITE = FunctionSite(
+    module="toy_domain.bank",
+    file="toy_domain/bank.py",
+    qualname="deposit",
+    start_line=1,
+    end_line=2,
+    source_hash="0" * 64,
+)
+HIT, MISS = "toy_domain/bank.py::deposit", "toy_domain/bank.py::Bank.__init__"
+
+
+def coverage(
+    liveness: list[list[str]],
+    grader: list[tuple[list[str], list[str] | None]],
+    checker: list[str],
+) -> ToolCoverage:
+    every = sorted({HIT, MISS})
+
+    def ix(names: list[str]) -> list[int]:
+        return sorted(every.index(n) for n in names)
+
+    return ToolCoverage(
+        packages=["toy_domain"],
+        reproducible=True,
+        functions=every,
+        liveness=[ix(run) for run in liveness],
+        grader_tasks=[f"t{i}" for i in range(len(grader))],
+        grader=[
+            TaskCoverage(replay=ix(r), evaluation=None if e is None else ix(e)) for r, e in grader
+        ],
+        checker=ix(checker),
+    )
+
+
+def test_runs_are_reused_only_before_the_first_that_starts_the_site() -> None:
+    tasks = ["t0", "t1"]
+    nothing = reuse_for(coverage([[MISS]] * 2, [([MISS], None)] * 2, [MISS]), SITE, tasks, True)
+    assert nothing == Reuse(2, 2, frozenset(), True) and nothing.everything
+    # the second call starts it: later runs (grader, checker) must run, though they miss it
+    second = reuse_for(coverage([[MISS], [HIT]], [([MISS], None)] * 2, [MISS]), SITE, tasks, True)
+    assert (second.observations, second.grades, second.checker) == (1, 0, False)
+    grader = reuse_for(coverage([[MISS]], [([MISS], None), ([HIT], None)], []), SITE, tasks, True)
+    assert (grader.observations, grader.grades, grader.checker) == (1, 1, False)
+    assert not reuse_for(coverage([], [([], None)] * 2, []), SITE, tasks, False).checker
+    assert not reuse_for(coverage([], [([], None)] * 2, [HIT]), SITE, tasks, True).checker
+
+
+def test_no_run_is_reused_when_the_record_cannot_vouch_for_it() -> None:
+    record = coverage([[MISS]], [([MISS], None)] * 2, [MISS])
+    untrusted = record.model_copy(update={"reproducible": False})
+    assert reuse_for(untrusted, SITE, ["t0", "t1"], True) == NOTHING
+    assert reuse_for(record, SITE, ["t0"], True) == NOTHING  # other grader tasks today
+    elsewhere = SITE.model_copy(update={"file": "other_pkg/bank.py"})
+    assert reuse_for(record, elsewhere, ["t0", "t1"], True) == NOTHING  # not recorded there
+
+
+def test_an_evaluation_that_never_starts_the_site_may_be_reused_on_equal_inputs() -> None:
+    record = coverage([[HIT]], [([HIT], [MISS]), ([HIT], [HIT]), ([MISS], None)], [HIT])
+    reuse = reuse_for(record, SITE, ["t0", "t1", "t2"], True)
+    assert reuse.evaluations == frozenset({"t0"})  # t1's evaluation starts it; t2 not split
+    assert (reuse.observations, reuse.grades, reuse.checker) == (0, 0, False)
+
+
+# --- equal evaluation inputs --------------------------------------------------------------------
+
+
+def test_fingerprints_ignore_wall_clock_stamps_read_during_the_replay_only() -> None:
+    fixed = datetime.datetime(2024, 5, 15, 10, 0)
+
+    def replay() -> dict[str, object]:
+        return {"sent": datetime.datetime.now(), "event": fixed, "items": [1, 2.0, "x"]}
+
+    first, early = ClockWindow.around(replay)
+    time.sleep(0.01)
+    second, late = ClockWindow.around(replay)
+    assert first["sent"] != second["sent"]
+    assert fingerprint(first, early) == fingerprint(second, late)
+    moved = {**second, "event": fixed + datetime.timedelta(minutes=1)}
+    assert fingerprint(moved, late) != fingerprint(first, early)
+    as_int = {**second, "items": [1, 2, "x"]}  # equal in value, differ in type
+    assert fingerprint(as_int, late) != fingerprint(first, early)
+    stamped = {**second, "event": second["sent"]}  # a clock stamp where the original had none
+    assert fingerprint(stamped, late) != fingerprint(first, early)
+    assert fingerprint({"f": lambda: 1}, late) is None  # unpicklable: never equal
+
+
+# --- draw: all ----------------------------------------------------------------------------------
+
+
+def test_an_exhaustive_arm_takes_no_draw_size_and_a_sampled_arm_needs_one() -> None:
+    base = {"name": "a", "kind": "closed_world", "target": "toy_domain", "operators": ["M-*"]}
+    assert ArmSpec.model_validate({**base, "draw": "all"}).draw_per_operator is None
+    with pytest.raises(ValueError, match="remove draw_per_operator"):
+        ArmSpec.model_validate({**base, "draw": "all", "draw_per_operator": 3})
+    with pytest.raises(ValueError, match="required with draw: sample"):
+        ArmSpec.model_validate(base)
+
+
+# --- end to end -----------------------------------------------------------------------------------
+
+EXHAUSTIVE = """
+schema_version: 1
+name: every
+description: an exhaustive plan for tests
+seed: 7
+timeout_seconds: 30
+liveness_probes_per_tool: 4
+arms:
+  - name: toy
+    kind: closed_world
+    target: toy_domain
+    tools: [deposit, issue_voucher]
+    operators: [M-PRECOND, M-IGNARG]
+    draw: all
+  - name: toy-open
+    kind: open_world
+    target: toy_domain
+    tools: [deposit]
+    operators: ["CR-core/ReplaceComparisonOperator_Lt_LtE", "CR-core/NumberReplacer"]
+    draw: all
+  - name: banking
+    kind: open_world
+    target: agentdojo-banking
+    tools: [update_scheduled_transaction]
+    operators: ["CR-core/ReplaceComparisonOperator_Eq_NotEq", "MM-*"]
+    draw: all
+"""
+
+
+def test_every_kept_candidate_is_scored_and_the_rows_are_the_same_without_coverage(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "plans").mkdir()
+    plan = tmp_path / "plans" / "every.yaml"
+    plan.write_text(EXHAUSTIVE)
+    assert harness("draw", str(plan), cwd=tmp_path).returncode == 0
+    pool = json.loads((tmp_path / "mutants" / "every" / "pool.json").read_text())["entries"]
+    kept = {e["pair_id"] for e in pool if e["screen"] == "kept"}
+    manifest = json.loads((tmp_path / "mutants" / "every" / "manifest.json").read_text())
+    assert {p["pair_id"] for p in manifest["pairs"]} == kept and len(kept) > 10
+    assert harness("freeze", str(plan), cwd=tmp_path).returncode == 0
+    on = harness("run", str(plan), "--post-hoc", "--workers", "2", cwd=tmp_path)
+    assert on.returncode == 0, on.stderr
+    (folder,) = (tmp_path / "results" / "every").iterdir()
+    with_coverage = list(read_rows(folder / "ledger.jsonl"))
+    meta = json.loads((folder / "run.json").read_text())
+    assert meta["skip_by_coverage"] is True
+    assert (folder / "coverage.json").exists()
+    assert sum(r.reused_runs for r in with_coverage) > 0
+    folder.rename(tmp_path / "with-coverage")
+    off = harness("run", str(plan), "--post-hoc", "--no-skip-by-coverage", cwd=tmp_path)
+    assert off.returncode == 0, off.stderr
+    assert json.loads((folder / "run.json").read_text())["skip_by_coverage"] is False
+    assert not (folder / "coverage.json").exists()
+    without = list(read_rows(folder / "ledger.jsonl"))
+    assert not any(r.skipped_by_coverage or r.reused_runs for r in without)
+    assert comparable(with_coverage) == comparable(without)
+    assert {r.pair_id for r in without} == kept
+
+
+def test_how_a_row_was_obtained_is_not_part_of_what_it_says() -> None:
+    row = LedgerRow.model_validate(
+        {
+            "pair_id": "m:t",
+            "mutant_id": "m",
+            "tool": "t",
+            "arm": "a",
+            "operator": "o",
+            "defect_class": None,
+            "target": "toy_domain",
+            "target_version": "1",
+            "freeze_id": "f",
+            "status": "missed",
+            "skipped_by_coverage": True,
+            "reused_runs": 13,
+            "timing": {"seconds": 0.001, "started_at": "2026-12-02T00:00:00+00:00"},
+        }
+    )
+    same = row.model_copy(update={"skipped_by_coverage": False, "reused_runs": 0})
+    assert row.comparable() == same.comparable()
+    old = {**row.model_dump(mode="json"), "schema_version": 2}
+    del old["skipped_by_coverage"], old["reused_runs"]
+    migrated = LedgerRow.model_validate(old)
+    assert (migrated.skipped_by_coverage, migrated.reused_runs) == (False, 0)
