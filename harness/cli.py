@@ -432,7 +432,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from harness.analysis import compare, comparison_table
     from harness.analysis.render import render_csv, render_latex, render_markdown, to_rich
 
-    table = comparison_table(compare(Path(args.run_a), Path(args.run_b)))
+    table = comparison_table(compare(Path(args.run_a), Path(args.run_b), args.by))
     if args.format == "rich":
         # 18 columns: outside a terminal, 140 would fold every name (use --format md there)
         wide = console if sys.stdout.isatty() else Console(highlight=False, emoji=False, width=240)
@@ -691,6 +691,14 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("rich", "md", "csv", "tex"),
         default="rich",
         help="a terminal table (default), or the table as Markdown, CSV or LaTeX on stdout",
+    )
+    compare_cmd.add_argument(
+        "--by",
+        choices=("arm", "scope"),
+        default="arm",
+        help="rows per arm and operator (default), or per arm kind, scope (toy, real, pooled) "
+        "and operator, as the recall tables split them: a sampled plan beside its exhaustive "
+        "variant",
     )
     compare_cmd.set_defaults(func=cmd_compare)
 

@@ -702,6 +702,29 @@ def test_support_rule_decides_where_only_sampling_could_explain_the_gap(tmp_path
     assert result.decided() == (2, 0)  # M-RESET and the closed_world `all` row
 
 
+def test_compare_by_scope_lines_up_scopes_and_says_how_much_narrower_b_is(tmp_path) -> None:
+    """A sampled run (8 of 10) beside an exhaustive one (32 of 40): the same rate, and B's
+    interval narrower; by scope, toy then real then pooled, as the recall table."""
+    real = [
+        r.model_copy(update={"target": "agentdojo-banking", "pair_id": "r" + r.pair_id})
+        for r in _pairs("M-RESET", 3, 4, 2)
+    ]
+    _write_run(tmp_path / "a", _pairs("M-RESET", 8, 10, 5) + real, run="A")
+    _write_run(tmp_path / "b", _pairs("M-RESET", 32, 40, 10) + real, run="B")
+    result = compare(tmp_path / "a", tmp_path / "b", by="scope")
+    names = list(dict.fromkeys(r.arm for r in result.rows))
+    assert names == ["closed_world toy", "closed_world real", "closed_world pooled"]
+    toy = result.row("closed_world toy", "M-RESET")
+    assert toy.a is not None and toy.b is not None and toy.a.rate == toy.b.rate == 0.8
+    assert toy.width_ratio is not None and 0.4 < toy.width_ratio < 0.7
+    assert result.row("closed_world real", "M-RESET").width_ratio == 1.0  # the same pairs
+    assert result.row("closed_world pooled", "M-RESET").b.counts.n == 44  # type: ignore[union-attr]
+    md = markdown(comparison_table(result))
+    assert "| arm kind, scope " in md and "CI width B/A |" in md
+    by_arm = compare(tmp_path / "a", tmp_path / "b")
+    assert [r.arm for r in by_arm.rows] == ["closed_world", "closed_world"]
+
+
 def _undecided(operator: str, detected: int, untestable: int, tools: int) -> list[LedgerRow]:
     rows = _pairs(operator, detected, detected + untestable, tools)
     return [

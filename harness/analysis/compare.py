@@ -8,8 +8,10 @@ share, evidence bounds and Wilson intervals, and two directional claims, never m
   Wilson upper end of (P+U)/N] (design effect over tools): chance cannot explain it either.
   Every sampling-robust claim is a support claim; not the other way round.
 Counted-only rate = P/(P+F) (the undecided pairs left out); Unknown share = U/N. Works for
-two freezes of one checker or two checkers on one plan. For control arms the rate is the
-false-positive rate: higher is worse.
+two freezes of one checker, two checkers on one plan, or a sampled plan and its exhaustive
+variant (`--by scope` lines up their recall-table scopes; the last column says how much
+narrower B's interval is). For control arms the rate is the false-positive rate: higher is
+worse.
 """
 
 from __future__ import annotations
@@ -17,12 +19,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import pandas as pd
 
 from harness.analysis.frame import ledger_frame
 from harness.analysis.runs import RunMeta, load_run
-from harness.analysis.scoring import ALL, Counts, clusters_of, count, detected, groups, scored
+from harness.analysis.scoring import (
+    ALL,
+    Counts,
+    Scope,
+    clusters_of,
+    count,
+    detected,
+    groups,
+    scored,
+)
 from harness.analysis.statistics import (
     Bounds,
     Claim,
@@ -71,14 +83,26 @@ def side(frame: pd.DataFrame) -> Side:
     )
 
 
+GroupBy = Literal["arm", "scope"]
+
+
 @dataclass(frozen=True)
 class ComparisonRow:
-    arm: str
+    arm: str  # the arm, or `<arm kind> <scope>` when compared by scope
     operator: str
     a: Side | None
     b: Side | None
     support: Claim  # on the evidence bounds
     robust: Claim  # on the Wilson-widened ranges
+
+    @property
+    def width_ratio(self) -> float | None:
+        """Width of B's 95% interval over A's: below 1, B's interval is narrower."""
+        if self.a is None or self.b is None:
+            return None
+        width_a = self.a.interval.hi - self.a.interval.lo
+        width_b = self.b.interval.hi - self.b.interval.lo
+        return width_b / width_a if width_a > 0 else None
 
 
 @dataclass(frozen=True)
@@ -86,6 +110,7 @@ class ComparisonResult:
     a: RunMeta
     b: RunMeta
     rows: tuple[ComparisonRow, ...]
+    by: GroupBy = "arm"
 
     def row(self, arm: str, operator: str) -> ComparisonRow:
         for row in self.rows:
@@ -101,12 +126,24 @@ class ComparisonResult:
         )
 
 
-def _groups(frame: pd.DataFrame) -> dict[tuple[str, str], pd.DataFrame]:
-    """Each (arm, operator)'s pairs, and each arm's as (arm, all)."""
+def _groups(frame: pd.DataFrame, by: GroupBy) -> dict[tuple[str, str], pd.DataFrame]:
+    """Each (arm, operator)'s pairs, and each arm's as (arm, all); by scope, the same per
+    (arm kind and scope, operator), with every scope's pairs pooled as a third scope (the
+    recall table's rows)."""
     out: dict[tuple[str, str], pd.DataFrame] = {}
-    for (arm,), members in groups(frame, ["arm"]):
-        out |= {(arm, op): g for (op,), g in groups(members, ["operator"])}
-        out[(arm, ALL)] = members
+    if by == "arm":
+        parts = [((arm,), members) for (arm,), members in groups(frame, ["arm"])]
+    else:
+        parts = []
+        order = {Scope.TOY.value: 0, Scope.REAL.value: 1}  # the recall table's order
+        for (kind,), members in groups(frame, ["arm_kind"]):
+            scopes = sorted(groups(members, ["scope"]), key=lambda kv: order[kv[0][0]])
+            parts += [((kind, scope), g) for (scope,), g in scopes]
+            parts.append(((kind, Scope.POOLED.value), members))
+    for key, members in parts:
+        name = " ".join(key)
+        out |= {(name, op): g for (op,), g in groups(members, ["operator"])}
+        out[(name, ALL)] = members
     return out
 
 
@@ -114,13 +151,29 @@ def _order(key: tuple[str, str]) -> tuple[str, bool, str]:
     return (key[0], key[1] == ALL, key[1])  # each arm's `all` row last
 
 
+def _scope_order(keys: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """By arm kind, then scope as the recall tables order them, each `all` row last."""
+    rank = {Scope.TOY.value: 0, Scope.REAL.value: 1, Scope.POOLED.value: 2}
+
+    def key(k: tuple[str, str]) -> tuple[str, int, bool, str]:
+        kind, _, scope = k[0].rpartition(" ")
+        return (kind, rank[scope], k[1] == ALL, k[1])
+
+    return sorted(keys, key=key)
+
+
 def compare_rows(
-    rows_a: Sequence[LedgerRow], meta_a: RunMeta, rows_b: Sequence[LedgerRow], meta_b: RunMeta
+    rows_a: Sequence[LedgerRow],
+    meta_a: RunMeta,
+    rows_b: Sequence[LedgerRow],
+    meta_b: RunMeta,
+    by: GroupBy = "arm",
 ) -> ComparisonResult:
-    groups_a = _groups(ledger_frame(rows_a, meta_a))
-    groups_b = _groups(ledger_frame(rows_b, meta_b))
+    groups_a = _groups(ledger_frame(rows_a, meta_a), by)
+    groups_b = _groups(ledger_frame(rows_b, meta_b), by)
     out = []
-    for key in sorted(set(groups_a) | set(groups_b), key=_order):
+    keys = list(dict.fromkeys([*groups_a, *groups_b]))  # each side in its scope order
+    for key in sorted(keys, key=_order) if by == "arm" else _scope_order(keys):
         a = side(groups_a[key]) if key in groups_a else None
         b = side(groups_b[key]) if key in groups_b else None
         support: Claim = "?"
@@ -129,13 +182,13 @@ def compare_rows(
             support = compare_bounds(a.counts.evidence, b.counts.evidence)
             robust = compare_bounds(a.range, b.range)
         out.append(ComparisonRow(key[0], key[1], a, b, support, robust))
-    return ComparisonResult(meta_a, meta_b, tuple(out))
+    return ComparisonResult(meta_a, meta_b, tuple(out), by)
 
 
-def compare(run_a: Path, run_b: Path) -> ComparisonResult:
+def compare(run_a: Path, run_b: Path, by: GroupBy = "arm") -> ComparisonResult:
     meta_a, rows_a = load_run(run_a)
     meta_b, rows_b = load_run(run_b)
-    return compare_rows(rows_a, meta_a, rows_b, meta_b)
+    return compare_rows(rows_a, meta_a, rows_b, meta_b, by)
 
 
 def _label(meta: RunMeta) -> str:
@@ -146,7 +199,7 @@ def _label(meta: RunMeta) -> str:
 def comparison_table(result: ComparisonResult) -> Table:
     """One table; render it with `harness.analysis.render` (markdown, LaTeX, CSV, rich)."""
     columns: list[Column] = [
-        Column("arm", "arm", Kind.TEXT),
+        Column("arm" if result.by == "arm" else "arm kind, scope", "arm", Kind.TEXT),
         Column("operator", "operator", Kind.TEXT),
     ]
     for name in ("A", "B"):
@@ -164,6 +217,7 @@ def comparison_table(result: ComparisonResult) -> Table:
     columns.append(
         Column("sampling-robust claim (Wilson-widened)", "sampling_robust_claim", Kind.TEXT)
     )
+    columns.append(Column("CI width B/A", "ci_width_ratio", Kind.FLOAT))
     arms = sorted({r.arm for r in result.rows})
     rows = []
     for r in result.rows:
@@ -182,7 +236,7 @@ def comparison_table(result: ComparisonResult) -> Table:
                     s.counts.evidence,
                     ci,
                 ]
-        cells += [r.support, r.robust]
+        cells += [r.support, r.robust, r.width_ratio]
         post_hoc = any(s is not None and s.counts.post_hoc for s in (r.a, r.b))
         rows.append(Row(tuple(cells), post_hoc=post_hoc, section=arms.index(r.arm)))
     decided = result.decided()
@@ -202,6 +256,8 @@ def comparison_table(result: ComparisonResult) -> Table:
             "sampling-robust claim: the same rule on the Wilson-widened ranges [Wilson lower "
             "end of P/N, Wilson upper end of (P+U)/N] (design effect over tools): chance "
             "cannot explain it either.",
+            "CI width B/A: the width of B's 95% CI (deff) over A's; below 1, B's is narrower "
+            "(e.g. an exhaustive run B beside its sampled plan A).",
             f"support claims on {decided[0]} of {len(rows)} rows, sampling-robust claims on "
             f"{decided[1]}.",
         ),

@@ -48,7 +48,13 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("witness", "string", "for a detection: the first new violation's one-line account"),
     ("error", "string", "what went wrong (timeout, crash, compile_error, infra_error)"),
     ("post_hoc", "bool", "the inputs differed from the freeze (--post-hoc)"),
-    ("seconds", "float64", "wall time of the pair (the only column that varies on rerun)"),
+    ("seconds", "float64", "wall time of the pair (varies on rerun)"),
+    (
+        "skipped_by_coverage",
+        "bool",
+        "scored without a worker from the original's runs (varies with --no-skip-by-coverage)",
+    ),
+    ("reused_runs", "int64", "runs taken from the original (varies with --no-skip-by-coverage)"),
 )
 
 _CATEGORIES: dict[str, list[str]] = {
@@ -95,6 +101,8 @@ def _record(row: LedgerRow, meta: RunMeta | None) -> dict[str, object]:
         "error": row.error,
         "post_hoc": row.post_hoc,
         "seconds": row.timing.seconds,
+        "skipped_by_coverage": row.skipped_by_coverage,
+        "reused_runs": row.reused_runs,
     }
 
 

@@ -1,0 +1,217 @@
+"""Exhaustive pools, scored with coverage-guided scoring on and off: the same rows, and how fast.
+
+    python bench/exhaustive.py [--all-targets] [--workers N] [--only-on] [--keep DIR]
+
+Draws `plans/closed_world_all.yaml` and `plans/open_world_all.yaml` (every screened
+candidate of every arm) in a throwaway project under a temporary folder (never in the
+repository; the negative controls are copied), restricted by default to the arms on the toy
+domain and AgentDojo's four suites (issue 20's target: both pools in under 3 minutes on 2
+cores); `--all-targets` keeps the tau2-bench arms too. Each plan is run by `execute`, with
+coverage-guided scoring on, then off (`--only-on`: on only). Prints per plan the pairs, wall
+seconds, pairs per second, the speed-up, the pairs scored without a worker and the runs taken
+from the original, and FAILS (exit 1) naming the first differing pairs when any row differs
+(`LedgerRow.comparable`: timing and how a row was obtained aside). Writes
+results/bench/exhaustive-<date>[-all].json and .md. The machine may be shared: the load
+average is printed beside every time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+from common import RESULTS, throwaway_project, today
+
+from harness.execution.ledger import LedgerRow
+from harness.execution.runner import execute
+
+REPO = Path(__file__).resolve().parent.parent
+PLANS = ("closed_world_all", "open_world_all")
+TARGET_SECONDS = 180.0  # both toy + AgentDojo pools, coverage on, 2 workers (issue 20)
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def plan_text(name: str, all_targets: bool) -> str:
+    """The repository's exhaustive plan, without its tau2 arms unless `all_targets`."""
+    data = yaml.safe_load((REPO / "plans" / f"{name}.yaml").read_text())
+    if not all_targets:
+        data["arms"] = [a for a in data["arms"] if "tau2" not in json.dumps(a["target"])]
+    return yaml.safe_dump(data, sort_keys=False)
+
+
+class Clock:
+    """A progress hook for `execute`: when scoring began (after the parent's set-up)."""
+
+    def __init__(self) -> None:
+        self.began = 0.0
+
+    def start(self, total: int, skipped: int) -> None:
+        self.began = time.perf_counter()
+
+    def advance(self, status: Any) -> None:
+        pass
+
+
+def scored(plan_path: Path, workers: int, skip: bool) -> dict[str, Any]:
+    shutil.rmtree(plan_path.parent.parent / "results", ignore_errors=True)  # no resume
+    before = load()
+    clock = Clock()
+    began = time.perf_counter()
+    result = execute(plan_path, workers=workers, skip_by_coverage=skip, progress=clock)
+    seconds = time.perf_counter() - began
+    rows = sorted(result.rows, key=lambda r: r.pair_id)
+    return {
+        "seconds": round(seconds, 1),
+        "setup_seconds": round(clock.began - began, 1),
+        "pairs_per_second": round(len(rows) / seconds, 2),
+        "load_average_before": before,
+        "load_average_after": load(),
+        "skipped_by_coverage": sum(r.skipped_by_coverage for r in rows),
+        "reused_runs": sum(r.reused_runs for r in rows),
+        "rows": rows,
+    }
+
+
+def differing(off: list[LedgerRow], on: list[LedgerRow]) -> list[str]:
+    """Pair ids whose comparable rows differ (or that only one ledger has)."""
+    left = {r.pair_id: r.comparable() for r in off}
+    right = {r.pair_id: r.comparable() for r in on}
+    return sorted(p for p in left.keys() | right.keys() if left.get(p) != right.get(p))
+
+
+def bench_plan(name: str, args: argparse.Namespace, folder: Path) -> dict[str, Any]:
+    root = folder / name
+    shutil.copytree(REPO / "controls", root / "controls")
+    began = time.perf_counter()
+    plan_path, corpus = throwaway_project(root, name, plan_text(name, args.all_targets))
+    targets = sorted({p.mutant.target for p in corpus.pairs})
+    print(f"{name}: {len(corpus.pairs)} pairs of {', '.join(targets)}", flush=True)
+    report: dict[str, Any] = {
+        "plan": name,
+        "pairs": len(corpus.pairs),
+        "targets": targets,
+        "workers": args.workers,
+        "draw_seconds": round(time.perf_counter() - began, 1),
+    }
+    on = scored(plan_path, args.workers, skip=True)
+    line = (
+        f"  coverage on:  {on['seconds']:7.1f} s ({on['setup_seconds']} s set-up), "
+        f"{on['pairs_per_second']} pairs/s, load {on['load_average_before']}; "
+        f"{on['skipped_by_coverage']} pairs without a worker, {on['reused_runs']} runs reused"
+    )
+    print(line, flush=True)
+    report["on"] = {k: v for k, v in on.items() if k != "rows"}
+    if args.only_on:
+        return report
+    off = scored(plan_path, args.workers, skip=False)
+    print(
+        f"  coverage off: {off['seconds']:7.1f} s, {off['pairs_per_second']} pairs/s, "
+        f"load {off['load_average_before']}",
+        flush=True,
+    )
+    report["off"] = {k: v for k, v in off.items() if k != "rows"}
+    report["speed_up"] = round(off["seconds"] / on["seconds"], 2)
+    bad = differing(off["rows"], on["rows"])
+    report["identical"] = not bad
+    report["differing_pairs"] = bad[:20]
+    if bad:
+        left = {r.pair_id: r.comparable() for r in off["rows"]}
+        right = {r.pair_id: r.comparable() for r in on["rows"]}
+        report["first_difference"] = {"off": left.get(bad[0]), "on": right.get(bad[0])}
+    print(
+        "  ledgers IDENTICAL" if not bad else f"  ledgers DIFFER in {len(bad)}: {bad[:5]}",
+        flush=True,
+    )
+    return report
+
+
+def markdown(summary: dict[str, Any]) -> str:
+    lines = [
+        f"# Exhaustive pools, {summary['date']}",
+        "",
+        f"`{summary['command']}`: every screened candidate of `plans/closed_world_all.yaml` and "
+        f"`plans/open_world_all.yaml` on {summary['scope']}, {summary['workers']} workers, "
+        f"{summary['cpus']} CPUs; coverage-guided scoring on, then off.",
+        "",
+        "| plan | pairs | on: s | on: pairs/s | off: s | off: pairs/s | speed-up | without a "
+        "worker | runs reused | rows |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for r in summary["plans"]:
+        off = r.get("off", {})
+        rows = "identical" if r.get("identical") else ("not compared" if not off else "DIFFER")
+        lines.append(
+            f"| {r['plan']} | {r['pairs']} | {r['on']['seconds']} | {r['on']['pairs_per_second']}"
+            f" | {off.get('seconds', '')} | {off.get('pairs_per_second', '')} | "
+            f"{r.get('speed_up', '')} | {r['on']['skipped_by_coverage']} | "
+            f"{r['on']['reused_runs']} | {rows} |"
+        )
+    lines += [
+        "",
+        f"Both pools with coverage on: {summary['on_seconds']} s (target under "
+        f"{TARGET_SECONDS:.0f} s on the toy domain and AgentDojo: "
+        f"{summary['target']}). Load average before each run: "
+        + "; ".join(
+            f"{r['plan']} on {r['on']['load_average_before']}"
+            + (f", off {r['off']['load_average_before']}" if "off" in r else "")
+            for r in summary["plans"]
+        )
+        + ".",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--all-targets", action="store_true", help="keep the tau2-bench arms")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--only-on", action="store_true", help="skip the run with coverage off")
+    parser.add_argument("--keep", type=Path, default=None, help="work in this new folder")
+    args = parser.parse_args()
+    reports = []
+    with tempfile.TemporaryDirectory(prefix="exhaustive-") as tmp:
+        folder = Path(tmp) if args.keep is None else args.keep.resolve()
+        for name in PLANS:
+            reports.append(bench_plan(name, args, folder))
+    on_seconds = round(sum(r["on"]["seconds"] for r in reports), 1)
+    met = "met" if on_seconds < TARGET_SECONDS else "missed"
+    summary = {
+        "date": today(),
+        "command": "python bench/exhaustive.py " + " ".join(sys.argv[1:]),
+        "scope": "every target" if args.all_targets else "the toy domain and AgentDojo",
+        "workers": args.workers,
+        "cpus": os.cpu_count(),
+        "on_seconds": on_seconds,
+        "target": met if not args.all_targets else "not applicable (tau2 included)",
+        "plans": reports,
+    }
+    print(f"both pools, coverage on: {on_seconds} s ({summary['target']})")
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    stem = f"exhaustive-{today()}" + ("-all" if args.all_targets else "")
+    (RESULTS / f"{stem}.json").write_text(json.dumps(summary, indent=1) + "\n")
+    (RESULTS / f"{stem}.md").write_text(markdown(summary))
+    print(f"wrote {(RESULTS / stem).relative_to(REPO)}.json and .md")
+    failed = [r["plan"] for r in reports if r.get("identical") is False]
+    if failed:
+        print(f"FAIL: rows differ with coverage on in {', '.join(failed)}", file=sys.stderr)
+        for r in reports:
+            if "first_difference" in r:
+                print(json.dumps(r["first_difference"], indent=1)[:4000], file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
