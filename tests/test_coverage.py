@@ -307,3 +307,72 @@ def test_how_a_row_was_obtained_is_not_part_of_what_it_says() -> None:
     del old["skipped_by_coverage"], old["reused_runs"]
     migrated = LedgerRow.model_validate(old)
     assert (migrated.skipped_by_coverage, migrated.reused_runs) == (False, 0)
+
+
+def test_a_pair_taken_wholly_from_the_original_scores_as_if_it_had_run(tmp_path: Path) -> None:
+    """A mutant that changes nothing a run can see (a no-op statement in `deposit`), scored
+    once in a worker and once in the parent from the original's outcomes (`Reuse` of
+    everything): the same row, and the parent never forks for it."""
+    from test_runner import project
+
+    from harness.execution import executors
+    from harness.execution.draw import DrawnPair, load_corpus, write_corpus
+    from harness.execution.pair_scoring import complete_context, new_context
+    from harness.execution.plan import load_plan
+    from harness.mutation.enumerate import unified_diff
+    from harness.mutation.model import Arm, Mutant, mutant_id
+
+    root = project(tmp_path)
+    assert harness("draw", "plans/small.yaml", cwd=root).returncode == 0
+    plan = load_plan(root / "plans" / "small.yaml")
+    corpus = load_corpus(root, plan)
+    target = load_target("toy_domain")
+    site = toy_site("deposit", "deposit")
+    original = function_source(site, Path(target.adapter.source_root()))
+    docstring_end = original.index('"""', original.index('"""') + 3) + 3
+    text = original[:docstring_end] + "\n    _unused = None" + original[docstring_end:]
+    version = target.adapter.version()
+    mutant = Mutant(
+        id=mutant_id(version, site, "NOOP", 0, text),
+        arm=Arm.CLOSED_WORLD,
+        operator="NOOP",
+        defect_class=None,
+        target="toy_domain",
+        target_version=version,
+        site=site,
+        occurrence=0,
+        mutated_source=text,
+        diff=unified_diff(site, text, target.adapter.source_root()),
+    )
+    pair = DrawnPair(
+        pair_id=f"{mutant.id}:deposit", arm="closed_world", tool="deposit", mutant=mutant
+    )
+    corpus = corpus.model_copy(update={"pairs": [pair]})
+    write_corpus(root / "mutants" / "small", plan, [], corpus)
+    ctx = new_context(plan, "f", False, corpus.liveness, corpus)
+    ctx.skip_by_coverage = True
+    complete_context(ctx, [pair], None)
+    assert definition_unchanged(site, text, Path(target.adapter.source_root()))
+    assert ctx.reuse.get(pair.pair_id, NOTHING) == NOTHING  # the first call starts deposit
+    outcomes: list = []
+    ctx.reuse.clear()
+    executors.score_pairs(ctx, [pair], 1, outcomes.append)  # forks a worker
+    calls = len(corpus.liveness["toy_domain"]["deposit"])
+    ctx.reuse[pair.pair_id] = Reuse(calls, 0, frozenset(), True)
+
+    def no_fork(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a pair taken wholly from the original must not fork")
+
+    original_process = executors._FORK.Process
+    executors._FORK.Process = no_fork  # type: ignore[method-assign]
+    try:
+        executors.score_pairs(ctx, [pair], 1, outcomes.append)
+    finally:
+        executors._FORK.Process = original_process  # type: ignore[method-assign]
+    run, parent = (o.score for o in outcomes)
+    assert parent.skipped_by_coverage and parent.reused_runs == calls + 1
+    assert not run.skipped_by_coverage and run.reused_runs == 0
+    assert parent.model_dump(exclude={"skipped_by_coverage", "reused_runs"}) == run.model_dump(
+        exclude={"skipped_by_coverage", "reused_runs"}
+    )
+    assert run.status.value == "missed" and run.live is False
