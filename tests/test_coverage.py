@@ -18,7 +18,6 @@ from harness.execution.coverage import (
     ClockWindow,
     CodeNames,
     Reuse,
-    TaskCoverage,
     ToolCoverage,
     definition_unchanged,
     executed_code,
@@ -73,32 +72,30 @@ def test_a_nested_function_counts_as_its_enclosing_site() -> None:
     assert site_function("a.py", "C.m") == "a.py::C.m"
 
 
-def test_a_record_whose_outcomes_differ_from_those_computed_before_is_not_reproducible() -> None:
+def test_recording_stops_once_every_site_has_been_started() -> None:
     names = toy_names()
-    counter = iter(range(100))
-    record = record_tool(names, [lambda: 1], [], lambda: "report", ([1], [], "report"))
-    assert record.reproducible
-    drifting = record_tool(names, [lambda: next(counter)], [], lambda: "r", ([5], [], "r"))
-    assert not drifting.reproducible
-    failing = record_tool(names, [], [("t", lambda: True, None)], lambda: "r", ([], [False], "r"))
-    assert not failing.reproducible  # the task answered True where False was computed
-
-
-def test_a_split_grader_task_is_recorded_as_replay_and_evaluation_apart() -> None:
     adapter = load_target("toy_domain").adapter
+    env = adapter.fresh()
+    bank, to_json = "toy_domain/bank.py::Bank.__init__", "toy_domain/bank.py::Bank.to_json"
+    ran: list[str] = []
 
-    def replay() -> object:
-        env = adapter.fresh()
-        return lambda: bool(adapter.snapshot(env))
+    def run(label: str, work: object) -> tuple[object, object]:
+        def go() -> int:
+            ran.append(label)
+            work()  # type: ignore[operator]
+            return 1
 
-    record = record_tool(toy_names(), [], [("t", lambda: True, replay)], lambda: 0, ([], [True], 0))
-    assert record.reproducible
-    (task,) = record.grader
-    replayed = {record.functions[i] for i in task.replay}
-    evaluated = {record.functions[i] for i in task.evaluation or []}
-    assert any(n == "toy_domain/bank.py::Bank.__init__" for n in replayed)
-    assert any(n.endswith("Bank.to_json") for n in evaluated), evaluated
-    assert not any(n == "toy_domain/bank.py::Bank.__init__" for n in evaluated)
+        return go, 1
+
+    runs = [run("fresh", adapter.fresh), run("snapshot", lambda: adapter.snapshot(env))]
+    runs.append(run("never", lambda: None))
+    record = record_tool(names, frozenset({bank, to_json}), runs, 2, [])  # type: ignore[arg-type]
+    assert ran == ["fresh", "snapshot"] and len(record.runs) == 2  # the third is not needed
+    assert record.reproducible and record.sites == sorted({bank, to_json})
+    assert record.covers(frozenset({"toy_domain"}), frozenset({bank}))
+    assert not record.covers(frozenset({"toy_domain"}), frozenset({"toy_domain/x.py::f"}))
+    drifting = record_tool(names, frozenset({bank}), [(adapter.fresh, "something else")], 1, [])
+    assert not drifting.reproducible
 
 
 # --- definition time ----------------------------------------------------------------------------
@@ -134,54 +131,54 @@ SITE = FunctionSite(
 HIT, MISS = "toy_domain/bank.py::deposit", "toy_domain/bank.py::Bank.__init__"
 
 
-def coverage(
-    liveness: list[list[str]],
-    grader: list[tuple[list[str], list[str] | None]],
-    checker: list[str],
-) -> ToolCoverage:
+def coverage(runs: list[list[str]], calls: int, tasks: int) -> ToolCoverage:
+    """A record of `calls` liveness calls, `tasks` grader tasks and the checker, of which
+    the leading `runs` were recorded."""
     every = sorted({HIT, MISS})
-
-    def ix(names: list[str]) -> list[int]:
-        return sorted(every.index(n) for n in names)
-
     return ToolCoverage(
         packages=["toy_domain"],
+        sites=[HIT],
         reproducible=True,
+        liveness_calls=calls,
+        grader_tasks=[f"t{i}" for i in range(tasks)],
         functions=every,
-        liveness=[ix(run) for run in liveness],
-        grader_tasks=[f"t{i}" for i in range(len(grader))],
-        grader=[
-            TaskCoverage(replay=ix(r), evaluation=None if e is None else ix(e)) for r, e in grader
-        ],
-        checker=ix(checker),
+        runs=[sorted(every.index(n) for n in run) for run in runs],
     )
 
 
 def test_runs_are_reused_only_before_the_first_that_starts_the_site() -> None:
-    tasks = ["t0", "t1"]
-    nothing = reuse_for(coverage([[MISS]] * 2, [([MISS], None)] * 2, [MISS]), SITE, tasks, True)
+    tasks: list[str] = ["t0", "t1"]
+    none: dict[str, frozenset[str] | None] = {}
+    nothing = reuse_for(coverage([[MISS]] * 5, 2, 2), SITE, tasks, none, True)
     assert nothing == Reuse(2, 2, frozenset(), True) and nothing.everything
+    assert nothing.runs == 5
     # the second call starts it: later runs (grader, checker) must run, though they miss it
-    second = reuse_for(coverage([[MISS], [HIT]], [([MISS], None)] * 2, [MISS]), SITE, tasks, True)
+    second = reuse_for(coverage([[MISS], [HIT]], 2, 2), SITE, tasks, none, True)
     assert (second.observations, second.grades, second.checker) == (1, 0, False)
-    grader = reuse_for(coverage([[MISS]], [([MISS], None), ([HIT], None)], []), SITE, tasks, True)
-    assert (grader.observations, grader.grades, grader.checker) == (1, 1, False)
-    assert not reuse_for(coverage([], [([], None)] * 2, []), SITE, tasks, False).checker
-    assert not reuse_for(coverage([], [([], None)] * 2, [HIT]), SITE, tasks, True).checker
+    grader = reuse_for(coverage([[MISS], [MISS], [MISS], [HIT]], 2, 2), SITE, tasks, none, True)
+    assert (grader.observations, grader.grades, grader.checker) == (2, 1, False)
+    assert not reuse_for(coverage([[MISS]] * 5, 2, 2), SITE, tasks, none, False).checker
+    assert not reuse_for(coverage([[MISS]] * 4 + [[HIT]], 2, 2), SITE, tasks, none, True).checker
+    unrecorded = reuse_for(coverage([[MISS]] * 3, 2, 2), SITE, tasks, none, True)
+    assert (unrecorded.observations, unrecorded.grades, unrecorded.checker) == (2, 1, False)
 
 
 def test_no_run_is_reused_when_the_record_cannot_vouch_for_it() -> None:
-    record = coverage([[MISS]], [([MISS], None)] * 2, [MISS])
+    record = coverage([[MISS]] * 5, 2, 2)
+    tasks = ["t0", "t1"]
     untrusted = record.model_copy(update={"reproducible": False})
-    assert reuse_for(untrusted, SITE, ["t0", "t1"], True) == NOTHING
-    assert reuse_for(record, SITE, ["t0"], True) == NOTHING  # other grader tasks today
+    assert reuse_for(untrusted, SITE, tasks, {}, True) == NOTHING
+    assert reuse_for(record, SITE, ["t0"], {}, True) == NOTHING  # other grader tasks today
+    other = record.model_copy(update={"sites": ["toy_domain/bank.py::transfer"]})
+    assert reuse_for(other, SITE, tasks, {}, True) == NOTHING  # not recorded for this site
     elsewhere = SITE.model_copy(update={"file": "other_pkg/bank.py"})
-    assert reuse_for(record, elsewhere, ["t0", "t1"], True) == NOTHING  # not recorded there
+    assert reuse_for(record, elsewhere, tasks, {"t0": frozenset()}, True) == NOTHING
 
 
 def test_an_evaluation_that_never_starts_the_site_may_be_reused_on_equal_inputs() -> None:
-    record = coverage([[HIT]], [([HIT], [MISS]), ([HIT], [HIT]), ([MISS], None)], [HIT])
-    reuse = reuse_for(record, SITE, ["t0", "t1", "t2"], True)
+    record = coverage([[HIT]], 1, 3)
+    evaluations = {"t0": frozenset({MISS}), "t1": frozenset({HIT}), "t2": None}
+    reuse = reuse_for(record, SITE, ["t0", "t1", "t2"], evaluations, True)
     assert reuse.evaluations == frozenset({"t0"})  # t1's evaluation starts it; t2 not split
     assert (reuse.observations, reuse.grades, reuse.checker) == (0, 0, False)
 
@@ -270,7 +267,18 @@ def test_every_kept_candidate_is_scored_and_the_rows_are_the_same_without_covera
     with_coverage = list(read_rows(folder / "ledger.jsonl"))
     meta = json.loads((folder / "run.json").read_text())
     assert meta["skip_by_coverage"] is True
-    assert (folder / "coverage.json").exists()
+    recorded = json.loads((folder / "coverage.json").read_text())
+    assert set(recorded["tools"]) == {
+        "toy_domain:deposit",
+        "toy_domain:issue_voucher",
+        "agentdojo-banking:update_scheduled_transaction",
+    }
+    evaluations = {k: v for k, v in recorded["evaluations"].items() if k.startswith("agentdojo")}
+    assert evaluations and all(  # the suite's own utility checks, recorded apart
+        any("::UserTask" in f and f.endswith(".utility") for f in e["functions"])
+        or any(f.endswith("utility_from_traces") for f in e["functions"])
+        for e in evaluations.values()
+    ), evaluations
     assert sum(r.reused_runs for r in with_coverage) > 0
     folder.rename(tmp_path / "with-coverage")
     off = harness("run", str(plan), "--post-hoc", "--no-skip-by-coverage", cwd=tmp_path)

@@ -4,12 +4,15 @@ original instead of being run again (`harness run`, on unless `--no-skip-by-cove
 A pair's work in its worker is a sequence of *runs*, always in this order: each liveness
 call of the tool (from a fresh environment), each grader task of the tool (`grader_tasks`),
 then the checker's check of the tool. Once per run folder (cached in `coverage.json` beside
-`baseline.json`), every run is repeated on the ORIGINAL code while recording which functions
-of the target's packages it starts (`executed_code`: `sys.monitoring` where the interpreter
-has it, `sys.setprofile` on 3.11), by file and qualname as mutation sites name them; a
-function's nested functions, lambdas and comprehensions count as the function. A recorded
-run whose outcome differs from the one computed before marks the tool not reproducible, and
-none of its runs is ever reused.
+`baseline.json`), the leading runs of each tool are repeated on the ORIGINAL code while
+recording which functions of the target's packages they start (`executed_code`:
+`sys.monitoring` where the interpreter has it, `sys.setprofile` on 3.11), by file and qualname
+as mutation sites name them; a function's nested functions, lambdas and comprehensions count
+as the function. Recording stops once every site of the tool's pairs has been started by
+some run (no pair can take a later run from the original); a run not recorded counts as
+starting everything. A recorded run whose outcome differs from the one computed before marks
+the tool not reproducible, and none of its runs is ever reused. The evaluation of each grader
+task of a `SplitGrader` is recorded apart, when the runner grades the original.
 
 The rules (each applies only to a mutant whose definition is unchanged, see below):
 
@@ -25,8 +28,8 @@ The rules (each applies only to a mutant whose definition is unchanged, see belo
   the same bytes as the original's, it would run the same code on the same inputs, so the
   original's verdict is taken without evaluating. This holds unless mutated code run
   earlier in the pair wrote process state (a module global, a class attribute) that the
-  evaluation reads without it being among those inputs; `bench/skip_identity.py` checks
-  every published pool for such a difference and fails on one.
+  evaluation reads without it being among those inputs; `bench/exhaustive.py` scores the
+  exhaustive pools both ways and fails on any differing row.
 - The checker's run is reused only for the reference checker, which reads nothing of a
   tool but what executing it does; a checker that reads source (the static scanner) always
   runs.
@@ -53,7 +56,7 @@ import io
 import pickle
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -161,83 +164,68 @@ def recorded(names: CodeNames, run: Callable[[], Any]) -> tuple[frozenset[str], 
 # --- the records ------------------------------------------------------------------------------
 
 
-class TaskCoverage(BaseModel):
-    """What one grader task starts on the original: the whole task, or (a `SplitGrader`)
-    its replay and its evaluation apart."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    replay: list[int]  # indexes into ToolCoverage.functions; the whole task when not split
-    evaluation: list[int] | None = None  # None: the grader does not split
-
-
 class ToolCoverage(BaseModel):
-    """The runs of one tool's pairs, recorded on the original (see the module rule)."""
+    """The leading runs of one tool's pairs on the original, in the pair's order (its
+    liveness calls, its grader tasks whole, the checker's run), recorded until every site of
+    `sites` has been started by some run: no pair can take a later run from the original,
+    so recording it would cost time for nothing. A run not recorded counts as starting
+    every function."""
 
     model_config = ConfigDict(extra="forbid")
 
     schema_version: int = COVERAGE_SCHEMA_VERSION
     packages: list[str]  # the top-level folders recorded: a site elsewhere is never reused
+    sites: list[str]  # the `site_function` keys this record was made for, sorted
     reproducible: bool  # every recorded outcome equals the one computed before
-    functions: list[str]  # the site functions started by some run, sorted
-    liveness: list[list[int]]  # per liveness call, in corpus order
+    liveness_calls: int
     grader_tasks: list[str]
-    grader: list[TaskCoverage]  # per grader task, in grader_tasks order
-    checker: list[int]
+    functions: list[str]  # the site functions some recorded run started, sorted
+    runs: list[list[int]]  # per recorded run, in order: indexes into `functions`
+
+    def covers(self, packages: frozenset[str], sites: frozenset[str]) -> bool:
+        """Whether this record serves pairs of `sites` recorded over `packages`."""
+        return self.packages == sorted(packages) and sites <= set(self.sites)
+
+
+class EvaluationCoverage(BaseModel):
+    """What one grader task's evaluation (a `SplitGrader`'s) starts on the original."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    packages: list[str]
+    functions: list[str]
 
 
 def record_tool(
     names: CodeNames,
-    liveness: list[Callable[[], Any]],
-    tasks: list[tuple[str, Callable[[], Any], Callable[[], Any] | None]],
-    check: Callable[[], Any],
-    expected: tuple[list[Any], list[Any], Any],
+    sites: frozenset[str],
+    runs: list[tuple[Callable[[], Any], Any]],
+    liveness_calls: int,
+    grader_tasks: list[str],
 ) -> ToolCoverage:
-    """Run every run of one tool on the original under `executed_code`, in the pair's order:
-    `liveness` (one callable per corpus call), `tasks` ((task, whole task, split replay or
-    None)), then `check`. `expected` holds the outcomes computed before (observations,
-    verdicts, the baseline report); a recorded outcome that differs makes the record not
-    reproducible. A split replay callable returns the evaluation's callable: both runs are
-    recorded apart."""
-    observations, verdicts, report = expected
+    """Run `runs` ((run, the outcome computed before)) on the original under
+    `executed_code`, in order, until every one of `sites` has been started; a recorded
+    outcome other than the one computed before makes the record not reproducible."""
+    remaining = set(sites)
     reproducible = True
-    live: list[frozenset[str]] = []
-    for index, run in enumerate(liveness):
+    started_by: list[frozenset[str]] = []
+    for run, expected in runs:
+        if not remaining:
+            break
         started, outcome = recorded(names, run)
-        reproducible = reproducible and outcome == ("ok", observations[index])
-        live.append(started)
-    grader: list[tuple[frozenset[str], frozenset[str] | None]] = []
-    for index, (_task, whole, split) in enumerate(tasks):
-        evaluated: frozenset[str] | None = None
-        if split is None:
-            started, outcome = recorded(names, whole)
-        else:
-            started, replayed = recorded(names, split)
-            outcome = ("raised", replayed[1])  # a replay that raised: the verdict is False
-            if replayed[0] == "ok":
-                evaluated, outcome = recorded(names, replayed[1])
-        verdict = outcome[0] == "ok" and bool(outcome[1])
-        reproducible = reproducible and verdict == verdicts[index]
-        grader.append((started, evaluated))
-    checker, outcome = recorded(names, check)
-    reproducible = reproducible and outcome == ("ok", report)
-    every = sorted(set().union(*live, *(r | (e or frozenset()) for r, e in grader), checker))
+        reproducible = reproducible and outcome == ("ok", expected)
+        started_by.append(started)
+        remaining -= started
+    every = sorted(set().union(*started_by))
     number = {name: i for i, name in enumerate(every)}
-
-    def indexes(started: frozenset[str]) -> list[int]:
-        return sorted(number[name] for name in started)
-
     return ToolCoverage(
         packages=sorted(names.packages),
+        sites=sorted(sites),
         reproducible=reproducible,
+        liveness_calls=liveness_calls,
+        grader_tasks=list(grader_tasks),
         functions=every,
-        liveness=[indexes(run) for run in live],
-        grader_tasks=[task for task, _, _ in tasks],
-        grader=[
-            TaskCoverage(replay=indexes(r), evaluation=None if e is None else indexes(e))
-            for r, e in grader
-        ],
-        checker=indexes(checker),
+        runs=[sorted(number[name] for name in started) for started in started_by],
     )
 
 
@@ -292,39 +280,35 @@ def definition_unchanged(site: FunctionSite, mutated_source: str, root: Path) ->
 
 
 def reuse_for(
-    coverage: ToolCoverage, site: FunctionSite, tasks: list[str], checker_reusable: bool
+    coverage: ToolCoverage,
+    site: FunctionSite,
+    tasks: list[str],
+    evaluations: Mapping[str, frozenset[str] | None],
+    checker_reusable: bool,
 ) -> Reuse:
-    """The runs of a pair mutating `site` that take the original's outcome."""
-    if not coverage.reproducible or tasks != coverage.grader_tasks:
-        return NOTHING
-    if site.file.split("/", 1)[0] not in coverage.packages:
-        return NOTHING  # a function outside the recorded files: it may run unseen
+    """The runs of a pair mutating `site` that take the original's outcome: the untouched
+    prefix of the tool's record, and the grader tasks whose evaluation (`evaluations`: task
+    -> the functions it starts, None where the grader does not split) never starts it."""
     key = site_function(site.file, site.qualname)
+    package = site.file.split("/", 1)[0]
+    reusable = frozenset(
+        task for task in tasks if (e := evaluations.get(task)) is not None and key not in e
+    )
+    if package not in coverage.packages:
+        return NOTHING  # a function outside the recorded files: it may run unseen
+    if not coverage.reproducible or tasks != coverage.grader_tasks or key not in coverage.sites:
+        return Reuse(0, 0, reusable, False)
     index = bisect.bisect_left(coverage.functions, key)
-    if index == len(coverage.functions) or coverage.functions[index] != key:
-        index = -1  # no recorded run starts it
-
-    def starts(run: list[int]) -> bool:
-        return index >= 0 and index in run
-
-    evaluations = frozenset(
-        task
-        for task, record in zip(tasks, coverage.grader, strict=True)
-        if record.evaluation is not None and not starts(record.evaluation)
-    )
-    observations = 0
-    for run in coverage.liveness:
-        if starts(run):
-            return Reuse(observations, 0, evaluations, False)
-        observations += 1
-    grades = 0
-    for record in coverage.grader:
-        if starts(record.replay) or (record.evaluation is not None and starts(record.evaluation)):
-            return Reuse(observations, grades, evaluations, False)
-        grades += 1
-    return Reuse(
-        observations, grades, evaluations, checker_reusable and not starts(coverage.checker)
-    )
+    found = index < len(coverage.functions) and coverage.functions[index] == key
+    prefix = 0
+    for run in coverage.runs:
+        if found and index in run:
+            break
+        prefix += 1
+    observations = min(prefix, coverage.liveness_calls)
+    grades = min(max(prefix - coverage.liveness_calls, 0), len(tasks))
+    everything = prefix > coverage.liveness_calls + len(tasks)  # the checker's run included
+    return Reuse(observations, grades, reusable, checker_reusable and everything)
 
 
 # --- equal evaluation inputs --------------------------------------------------------------------

@@ -28,6 +28,7 @@ import gc
 import importlib.util
 import multiprocessing
 import os
+import sys
 import time
 from collections import deque
 from collections.abc import Callable
@@ -37,7 +38,7 @@ from typing import Any
 
 from harness.errors import Problem, UserError
 from harness.execution.draw import DrawnPair
-from harness.execution.isolation import die_with_parent, ignore_stop_signals, limit_self
+from harness.execution.isolation import die_with_parent, ignore_stop_signals, libc, limit_self
 from harness.execution.ledger import PairScore, PairStatus
 from harness.execution.pair_scoring import (
     Executor,
@@ -100,10 +101,12 @@ def score_pairs(
         conn.close()
         on_outcome(PairOutcome(pair.pair_id, score, started, time.monotonic() - began))
 
-    from harness.mutation.apply import package_modules
+    from harness.mutation.apply import package_functions
 
     for package in sorted({p.mutant.site.module.partition(".")[0] for p in pairs}):
-        package_modules(package)  # computed once here instead of in every child
+        package_functions(package)  # computed once here instead of in every child
+    if sys.platform.startswith("linux"):
+        libc()  # loaded once here instead of in every child
     gc.freeze()
     try:
         while todo or running:

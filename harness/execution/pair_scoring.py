@@ -20,12 +20,15 @@ from harness.execution.coverage import (
     NOTHING,
     ClockWindow,
     CodeNames,
+    EvaluationCoverage,
     Reuse,
     ToolCoverage,
     definition_unchanged,
+    executed_code,
     fingerprint,
     record_tool,
     reuse_for,
+    site_function,
 )
 from harness.execution.draw import Corpus, DrawnPair
 from harness.execution.freeze import (
@@ -62,6 +65,8 @@ class RunContext:
     coverage: dict[tuple[str, str], ToolCoverage] = field(default_factory=dict)
     # (target, task) -> the fingerprint of the original's evaluation inputs (a SplitGrader)
     evaluation_keys: dict[tuple[str, str], bytes | None] = field(default_factory=dict)
+    # (target, task) -> the functions its evaluation starts on the original (a SplitGrader)
+    evaluations: dict[tuple[str, str], frozenset[str] | None] = field(default_factory=dict)
     reuse: dict[str, Reuse] = field(default_factory=dict)  # pair id -> runs taken from the original
 
 
@@ -155,75 +160,119 @@ def write_baseline(job: RunJob, pairs: list[DrawnPair]) -> None:
 def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None) -> None:
     """Baselines (cached in the JSON file `cache` when given), liveness observations and
     grader verdicts of the original tools the pairs touch, each computed once per context;
-    with `ctx.skip_by_coverage`, their coverage too (cached in coverage.json beside `cache`)
-    and what each pair may take from the original."""
+    with `ctx.skip_by_coverage`, what their runs start (cached in coverage.json beside
+    `cache`), the fingerprints of their evaluation inputs, and what each pair may take from
+    the original (`harness.execution.coverage`)."""
     keys = complete_baselines(ctx, pairs, cache)
     for name, tool in keys:
         calls = ctx.corpus.liveness.get(name, {}).get(tool)
         if (name, tool) not in ctx.observations and calls is not None:
             ctx.observations[(name, tool)] = observe(ctx.targets[name].adapter, tool, calls)
+    path = None if cache is None else cache.with_name(COVERAGE)
+    cached = _read_coverage(path) if ctx.skip_by_coverage else {}
+    names = _code_names(ctx, pairs)
     for name, tool in keys:
         adapter = ctx.targets[name].adapter
-        if isinstance(adapter, GraderAdapter):
-            for task in adapter.grader_tasks(tool):
-                if (name, task) in ctx.grades:
-                    continue
-                if ctx.skip_by_coverage and isinstance(adapter, SplitGrader):
-                    verdict, key = _split_grade(adapter, task)
-                    ctx.grades[(name, task)] = verdict
-                    ctx.evaluation_keys[(name, task)] = key
-                else:
-                    ctx.grades[(name, task)] = adapter.grade(task)
+        for task in _grader_tasks(adapter, tool):
+            if (name, task) in ctx.grades:
+                continue
+            if ctx.skip_by_coverage and isinstance(adapter, SplitGrader):
+                known = cached["evaluations"].get(f"{name}:{task}")
+                record = None if known is None else EvaluationCoverage.model_validate(known)
+                if record is not None and record.packages != sorted(names[name].packages):
+                    record = None
+                ctx.grades[(name, task)], ctx.evaluation_keys[(name, task)], started = _split_grade(
+                    adapter, task, names[name], record
+                )
+                ctx.evaluations[(name, task)] = started
+            else:
+                ctx.grades[(name, task)] = adapter.grade(task)
     if ctx.skip_by_coverage:
-        complete_coverage(ctx, pairs, keys, None if cache is None else cache.with_name(COVERAGE))
+        complete_coverage(ctx, pairs, keys, names, cached, path)
 
 
 COVERAGE = "coverage.json"
 
 
-def _split_grade(adapter: SplitGrader, task: str) -> tuple[bool, bytes | None]:
-    """(the task's verdict, the fingerprint of its evaluation inputs) on the current tools."""
-    inputs, window = ClockWindow.around(lambda: adapter.replay(task))
-    return bool(adapter.evaluate(task, inputs)), fingerprint(inputs, window)
+def _read_coverage(path: Path | None) -> dict[str, dict[str, Any]]:
+    found = json.loads(path.read_text()) if path is not None and path.exists() else {}
+    return {"tools": found.get("tools", {}), "evaluations": found.get("evaluations", {})}
 
 
-def complete_coverage(
-    ctx: RunContext, pairs: list[DrawnPair], keys: list[tuple[str, str]], cache: Path | None
-) -> None:
-    """The coverage of every run of the original tools the pairs touch (cached in the JSON
-    file `cache` when given), and each pair's `Reuse` (`harness.execution.coverage`)."""
-    from harness.checker import ReferenceChecker
-
-    cached: dict[str, Any] = (
-        json.loads(cache.read_text()) if cache is not None and cache.exists() else {}
-    )
+def _code_names(ctx: RunContext, pairs: list[DrawnPair]) -> dict[str, CodeNames]:
+    """Per target, how to name what a run starts: the top-level packages of its pairs' sites."""
     packages: dict[str, set[str]] = {}
     for pair in pairs:
         packages.setdefault(pair.mutant.target, set()).add(pair.mutant.site.file.split("/")[0])
+    return {
+        name: CodeNames(Path(ctx.targets[name].adapter.source_root()), frozenset(found))
+        for name, found in packages.items()
+    }
+
+
+def _split_grade(
+    adapter: SplitGrader, task: str, names: CodeNames, known: EvaluationCoverage | None
+) -> tuple[bool, bytes | None, frozenset[str]]:
+    """(the task's verdict, the fingerprint of its evaluation inputs, the functions its
+    evaluation starts: recorded now unless `known`) on the current tools."""
+    inputs, window = ClockWindow.around(lambda: adapter.replay(task))
+    key = fingerprint(inputs, window)
+    if known is not None:
+        return bool(adapter.evaluate(task, inputs)), key, frozenset(known.functions)
+    with executed_code() as codes:
+        verdict = bool(adapter.evaluate(task, inputs))
+    return verdict, key, names(codes)
+
+
+def complete_coverage(
+    ctx: RunContext,
+    pairs: list[DrawnPair],
+    keys: list[tuple[str, str]],
+    names: dict[str, CodeNames],
+    cached: dict[str, dict[str, Any]],
+    path: Path | None,
+) -> None:
+    """The record of each tool's leading runs (cached in `path` when given, with the
+    evaluations' records), and each pair's `Reuse` (`harness.execution.coverage`)."""
+    from harness.checker import ReferenceChecker
+
+    sites: dict[tuple[str, str], set[str]] = {}
+    for pair in pairs:
+        site = pair.mutant.site
+        sites.setdefault((pair.mutant.target, pair.tool), set()).add(
+            site_function(site.file, site.qualname)
+        )
     for name, tool in keys:
-        label = f"{name}:{tool}"
-        record = cached.get(label)
-        if record is not None and record.get("packages") == sorted(packages[name]):
-            ctx.coverage[(name, tool)] = ToolCoverage.model_validate(record)
-            continue
-        ctx.coverage[(name, tool)] = _record(ctx, name, tool, frozenset(packages[name]))
-        cached[label] = ctx.coverage[(name, tool)].model_dump(mode="json")
-    if cache is not None:
-        _write_json(cache, cached)
+        wanted = frozenset(sites[(name, tool)])
+        known = cached["tools"].get(f"{name}:{tool}")
+        record = None if known is None else ToolCoverage.model_validate(known)
+        if record is None or not record.covers(names[name].packages, wanted):
+            record = _record(ctx, name, tool, names[name], wanted)
+            cached["tools"][f"{name}:{tool}"] = record.model_dump(mode="json")
+        ctx.coverage[(name, tool)] = record
+    for (name, task), started in ctx.evaluations.items():
+        packages = sorted(names[name].packages) if name in names else []
+        cached["evaluations"][f"{name}:{task}"] = EvaluationCoverage(
+            packages=packages, functions=sorted(started or ())
+        ).model_dump(mode="json")
+    if path is not None:
+        _write_json(path, cached)
     # only the reference checker reads nothing of a tool but what executing it does
     checker_reusable = isinstance(ctx.checker, ReferenceChecker)
     for pair in pairs:
         mutant, adapter = pair.mutant, ctx.targets[pair.mutant.target].adapter
         if pair.contract_patch is not None:  # a negative control: the checker's contract differs
             continue
-        if not definition_unchanged(
-            mutant.site, mutant.mutated_source, Path(adapter.source_root())
-        ):
+        root = Path(adapter.source_root())
+        if not definition_unchanged(mutant.site, mutant.mutated_source, root):
             continue
+        tasks = _grader_tasks(adapter, pair.tool)
+        evaluations = {task: ctx.evaluations.get((mutant.target, task)) for task in tasks}
         reuse = reuse_for(
             ctx.coverage[(mutant.target, pair.tool)],
             mutant.site,
-            _grader_tasks(adapter, pair.tool),
+            tasks,
+            evaluations,
             checker_reusable,
         )
         if reuse != NOTHING:
@@ -234,36 +283,22 @@ def _grader_tasks(adapter: Any, tool: str) -> list[str]:
     return adapter.grader_tasks(tool) if isinstance(adapter, GraderAdapter) else []
 
 
-def _record(ctx: RunContext, name: str, tool: str, packages: frozenset[str]) -> ToolCoverage:
-    """Every run of one tool's pairs repeated on the original under the recorder."""
+def _record(
+    ctx: RunContext, name: str, tool: str, names: CodeNames, sites: frozenset[str]
+) -> ToolCoverage:
+    """The leading runs of one tool's pairs repeated on the original under the recorder."""
     target = ctx.targets[name]
     adapter = target.adapter
-    names = CodeNames(Path(adapter.source_root()), packages)
     calls = ctx.corpus.liveness.get(name, {}).get(tool) or []
+    observations = ctx.observations.get((name, tool), [])
     tasks = _grader_tasks(adapter, tool)
-
-    def split(task: str) -> Callable[[], Callable[[], bool]] | None:
-        """The replay, returning the evaluation to record apart (a SplitGrader)."""
-        if not isinstance(adapter, SplitGrader):
-            return None
-
-        def replay() -> Callable[[], bool]:
-            inputs = adapter.replay(task)
-            return lambda: adapter.evaluate(task, inputs)
-
-        return replay
-
-    return record_tool(
-        names,
-        [lambda call=call: observe(adapter, tool, [call])[0] for call in calls],
-        [(task, lambda task=task: adapter.grade(task), split(task)) for task in tasks],
-        lambda: ctx.checker.check(target, [tool]).tool(tool),
-        (
-            ctx.observations.get((name, tool), []),
-            [ctx.grades[(name, task)] for task in tasks],
-            ctx.baselines[(name, tool)],
-        ),
-    )
+    runs: list[tuple[Callable[[], Any], Any]] = [
+        (lambda call=call: observe(adapter, tool, [call])[0], observations[index])
+        for index, call in enumerate(calls)
+    ]
+    runs += [(lambda task=task: adapter.grade(task), ctx.grades[(name, task)]) for task in tasks]
+    runs.append((lambda: ctx.checker.check(target, [tool]).tool(tool), ctx.baselines[(name, tool)]))
+    return record_tool(names, sites, runs, len(calls), tasks)
 
 
 def score_pair(ctx: RunContext, pair: DrawnPair) -> PairScore:

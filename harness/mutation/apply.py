@@ -11,6 +11,7 @@ import importlib
 import linecache
 import operator
 import sys
+import types
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -133,32 +134,38 @@ def _bindings(adapter: Adapter, mutant: Mutant) -> list[_Binding]:
     original = _raw(owner, name)
     found = [(owner, name, original)]
     if owner is module:
-        for other in package_modules(site.module.partition(".")[0]):
-            if other is module:
-                continue
-            for attr, value in list(vars(other).items()):
-                if value is original:
-                    found.append((other, attr, original))
+        index = package_functions(site.module.partition(".")[0])
+        for other, attr in index.get(id(original), (None, []))[1]:
+            if other is not module and vars(other).get(attr) is original:
+                found.append((other, attr, original))
     return found
 
 
-_PACKAGE_MODULES: dict[str, tuple[int, list[Any]]] = {}
+# package -> (loaded modules counted, function id -> (the function, its module bindings))
+_FUNCTIONS: dict[str, tuple[int, dict[int, tuple[Any, list[tuple[Any, str]]]]]] = {}
 
 
-def package_modules(package: str) -> list[Any]:
-    """The loaded modules of a top-level package, sorted by name; remembered while no module
-    is loaded or unloaded. A forked pair worker finds them computed in its parent
-    (`harness.execution` asks first) instead of sorting every loaded module itself, which
-    touched thousands of the parent's pages and cost more than the rest of applying."""
+def package_functions(package: str) -> dict[int, tuple[Any, list[tuple[Any, str]]]]:
+    """Every plain function bound at module level in the loaded modules of a top-level
+    package, by identity, with the (module, name) pairs that bind it, modules in name order;
+    remembered while no module is loaded or unloaded. The runner builds it in the parent
+    (`harness.execution.executors`), so a forked pair worker looks a function up instead of
+    reading every module's namespace, which touched thousands of the parent's pages."""
     count = len(sys.modules)
-    known = _PACKAGE_MODULES.get(package)
+    known = _FUNCTIONS.get(package)
     if known is not None and known[0] == count:
         return known[1]
     prefix = package + "."
     names = sorted(n for n in list(sys.modules) if n == package or n.startswith(prefix))
-    modules = [m for m in (sys.modules.get(n) for n in names) if m is not None]
-    _PACKAGE_MODULES[package] = (count, modules)
-    return modules
+    index: dict[int, tuple[Any, list[tuple[Any, str]]]] = {}
+    for module in (sys.modules.get(n) for n in names):
+        if module is None:
+            continue
+        for attr, value in list(vars(module).items()):
+            if isinstance(value, types.FunctionType):
+                index.setdefault(id(value), (value, []))[1].append((module, attr))
+    _FUNCTIONS[package] = (count, index)
+    return index
 
 
 def check_fresh(adapter: Adapter, mutant: Mutant) -> None:

@@ -1,8 +1,10 @@
 """The adapter of the AgentDojo target: one suite of the pinned `agentdojo` package.
 
 - Fresh environment: the suite's default environment (with the default injection vectors) is
-  loaded once per process and deep-copied per `fresh()`; rebuilding it from the YAML per
-  probe is 50-80x slower (see `STATE_CHANGING_TOOLS.md` for the measured ratio).
+  loaded once per process, pickled, and unpickled per `fresh()`: an equal environment at a
+  third of a deep copy's cost (no class of agentdojo defines its own copy or pickle hooks, so
+  no target code runs either way); rebuilding it from the YAML per probe is 50-80x slower
+  (see `STATE_CHANGING_TOOLS.md` for the measured ratio).
 - Snapshot: the environment's `model_dump(mode="json")`. The suite's derived or duplicated
   fields and its wall-clock-dependent fields are `volatile_paths()` (found by probing with
   `python -m harness.targets.agentdojo.enumerate_tools`).
@@ -26,10 +28,10 @@ its forked workers, different between processes.
 
 from __future__ import annotations
 
-import copy
 import importlib
 import importlib.metadata
 import importlib.util
+import pickle
 import re
 import sys
 import typing
@@ -137,7 +139,7 @@ class AgentDojoAdapter:
         return sorted(self._data.functions)
 
     def fresh(self) -> Any:
-        return copy.deepcopy(self._data.default_env)
+        return pickle.loads(self._data.pristine)
 
     def rebuild(self) -> Any:
         """A fresh environment rebuilt from the suite's YAML (slow; for comparisons only)."""

@@ -5,6 +5,7 @@ Shared by the adapter and the grader replay, so that neither imports the other f
 
 from __future__ import annotations
 
+import pickle
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -18,6 +19,7 @@ class LoadedSuite:
     suite: Any  # agentdojo.task_suite.task_suite.TaskSuite
     functions: dict[str, Any]  # tool name -> agentdojo.functions_runtime.Function
     default_env: Any  # agentdojo.functions_runtime.TaskEnvironment
+    pristine: bytes  # default_env pickled: a fresh environment is one `pickle.loads` of it
     runtime: Any  # agentdojo.functions_runtime.FunctionsRuntime
     depends: type  # agentdojo.functions_runtime.Depends
 
@@ -37,10 +39,12 @@ def load_suite(suite: str, version: str) -> LoadedSuite:
         )
     task_suite = suites[suite]
     functions = {function.name: function for function in task_suite.tools}
+    default_env = task_suite.load_and_inject_default_environment({})
     return LoadedSuite(
         suite=task_suite,
         functions=functions,
-        default_env=task_suite.load_and_inject_default_environment({}),
+        default_env=default_env,
+        pristine=pickle.dumps(default_env, protocol=pickle.HIGHEST_PROTOCOL),
         runtime=FunctionsRuntime(list(functions.values())),
         depends=Depends,
     )
