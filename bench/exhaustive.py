@@ -1,6 +1,7 @@
 """Exhaustive pools, scored with coverage-guided scoring on and off: the same rows, and how fast.
 
     python bench/exhaustive.py [--all-targets] [--workers N] [--only-on] [--keep DIR]
+    python bench/exhaustive.py --all-targets --against-published [--workers N]
 
 Draws `plans/closed_world_all.yaml` and `plans/open_world_all.yaml` (every screened
 candidate of every arm) in a throwaway project under a temporary folder (never in the
@@ -13,6 +14,11 @@ from the original, and FAILS (exit 1) naming the first differing pairs when any 
 (`LedgerRow.comparable`: timing and how a row was obtained aside). Writes
 results/bench/exhaustive-<date>[-all].json and .md. The machine may be shared: the load
 average is printed beside every time.
+
+`--against-published` runs each plan with coverage OFF only and compares its rows with the
+published run of the plan's current freeze (`results/reference/<plan>/<freeze id>`, scored
+with coverage on), freeze id aside: the identity check of the published exhaustive runs
+themselves, at the cost of one run instead of two.
 """
 
 from __future__ import annotations
@@ -84,11 +90,27 @@ def scored(plan_path: Path, workers: int, skip: bool) -> dict[str, Any]:
     }
 
 
+def said(rows: list[LedgerRow]) -> dict[str, dict[str, Any]]:
+    """What each row says (`LedgerRow.comparable`), without the freeze id: a throwaway
+    project's freeze is not the published one."""
+    return {r.pair_id: {**r.comparable(), "freeze_id": None} for r in rows}
+
+
 def differing(off: list[LedgerRow], on: list[LedgerRow]) -> list[str]:
     """Pair ids whose comparable rows differ (or that only one ledger has)."""
-    left = {r.pair_id: r.comparable() for r in off}
-    right = {r.pair_id: r.comparable() for r in on}
+    left, right = said(off), said(on)
     return sorted(p for p in left.keys() | right.keys() if left.get(p) != right.get(p))
+
+
+def published(name: str) -> tuple[Path, list[LedgerRow]]:
+    """The published run of the plan's current freeze, and its rows."""
+    from harness.execution.ledger import read_rows
+
+    record = json.loads((REPO / "plans" / f"{name}.freeze.json").read_text())
+    folder = REPO / "results" / "reference" / name / record["freeze_id"]
+    if not (folder / "ledger.jsonl").exists():
+        raise SystemExit(f"{folder.relative_to(REPO)}: no published run of the current freeze")
+    return folder, list(read_rows(folder / "ledger.jsonl"))
 
 
 def bench_plan(name: str, args: argparse.Namespace, folder: Path) -> dict[str, Any]:
@@ -105,6 +127,23 @@ def bench_plan(name: str, args: argparse.Namespace, folder: Path) -> dict[str, A
         "workers": args.workers,
         "draw_seconds": round(time.perf_counter() - began, 1),
     }
+    if args.against_published:
+        folder_on, rows_on = published(name)
+        report["on"] = {"published": str(folder_on.relative_to(REPO)), "pairs": len(rows_on)}
+        off = scored(plan_path, args.workers, skip=False)
+        report["off"] = {k: v for k, v in off.items() if k != "rows"}
+        bad = differing(off["rows"], rows_on)
+        report["identical"] = not bad
+        report["differing_pairs"] = bad[:20]
+        print(
+            f"  coverage off: {off['seconds']:7.1f} s against {report['on']['published']}: "
+            + ("ledgers IDENTICAL" if not bad else f"ledgers DIFFER in {len(bad)}: {bad[:5]}"),
+            flush=True,
+        )
+        if bad:
+            left, right = said(off["rows"]), said(rows_on)
+            report["first_difference"] = {"off": left.get(bad[0]), "on": right.get(bad[0])}
+        return report
     on = scored(plan_path, args.workers, skip=True)
     line = (
         f"  coverage on:  {on['seconds']:7.1f} s (first row after {on['first_row_seconds']} s), "
@@ -127,8 +166,7 @@ def bench_plan(name: str, args: argparse.Namespace, folder: Path) -> dict[str, A
     report["identical"] = not bad
     report["differing_pairs"] = bad[:20]
     if bad:
-        left = {r.pair_id: r.comparable() for r in off["rows"]}
-        right = {r.pair_id: r.comparable() for r in on["rows"]}
+        left, right = said(off["rows"]), said(on["rows"])
         report["first_difference"] = {"off": left.get(bad[0]), "on": right.get(bad[0])}
     print(
         "  ledgers IDENTICAL" if not bad else f"  ledgers DIFFER in {len(bad)}: {bad[:5]}",
@@ -143,20 +181,25 @@ def markdown(summary: dict[str, Any]) -> str:
         "",
         f"`{summary['command']}`: every screened candidate of `plans/closed_world_all.yaml` and "
         f"`plans/open_world_all.yaml` on {summary['scope']}, {summary['workers']} workers, "
-        f"{summary['cpus']} CPUs; coverage-guided scoring on, then off.",
+        f"{summary['cpus']} CPUs; "
+        + (
+            "coverage-guided scoring off, against the published runs (scored with it on)."
+            if summary.get("against_published")
+            else "coverage-guided scoring on, then off."
+        ),
         "",
         "| plan | pairs | on: s | on: pairs/s | off: s | off: pairs/s | speed-up | without a "
         "worker | runs reused | rows |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for r in summary["plans"]:
-        off = r.get("off", {})
+        on, off = r["on"], r.get("off", {})
         rows = "identical" if r.get("identical") else ("not compared" if not off else "DIFFER")
         lines.append(
-            f"| {r['plan']} | {r['pairs']} | {r['on']['seconds']} | {r['on']['pairs_per_second']}"
-            f" | {off.get('seconds', '')} | {off.get('pairs_per_second', '')} | "
-            f"{r.get('speed_up', '')} | {r['on']['skipped_by_coverage']} | "
-            f"{r['on']['reused_runs']} | {rows} |"
+            f"| {r['plan']} | {r['pairs']} | {on.get('seconds', on.get('published', ''))} | "
+            f"{on.get('pairs_per_second', '')} | {off.get('seconds', '')} | "
+            f"{off.get('pairs_per_second', '')} | {r.get('speed_up', '')} | "
+            f"{on.get('skipped_by_coverage', '')} | {on.get('reused_runs', '')} | {rows} |"
         )
     lines += [
         "",
@@ -164,7 +207,7 @@ def markdown(summary: dict[str, Any]) -> str:
         f"{TARGET_SECONDS:.0f} s on the toy domain and AgentDojo: "
         f"{summary['target']}). Load average before each run: "
         + "; ".join(
-            f"{r['plan']} on {r['on']['load_average_before']}"
+            f"{r['plan']} on {r['on'].get('load_average_before', '(published)')}"
             + (f", off {r['off']['load_average_before']}" if "off" in r else "")
             for r in summary["plans"]
         )
@@ -180,13 +223,20 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--only-on", action="store_true", help="skip the run with coverage off")
     parser.add_argument("--keep", type=Path, default=None, help="work in this new folder")
+    parser.add_argument(
+        "--against-published",
+        action="store_true",
+        help="coverage off only, compared with the published run of each plan's freeze",
+    )
     args = parser.parse_args()
+    if args.against_published and not (args.all_targets and not args.only_on):
+        parser.error("--against-published needs --all-targets (the published runs' pools)")
     reports = []
     with tempfile.TemporaryDirectory(prefix="exhaustive-") as tmp:
         folder = Path(tmp) if args.keep is None else args.keep.resolve()
         for name in PLANS:
             reports.append(bench_plan(name, args, folder))
-    on_seconds = round(sum(r["on"]["seconds"] for r in reports), 1)
+    on_seconds = round(sum(r["on"].get("seconds", 0.0) for r in reports), 1)
     met = "met" if on_seconds < TARGET_SECONDS else "missed"
     summary = {
         "date": today(),
@@ -196,11 +246,16 @@ def main() -> int:
         "cpus": os.cpu_count(),
         "on_seconds": on_seconds,
         "target": met if not args.all_targets else "not applicable (tau2 included)",
+        "against_published": args.against_published,
         "plans": reports,
     }
     print(f"both pools, coverage on: {on_seconds} s ({summary['target']})")
     RESULTS.mkdir(parents=True, exist_ok=True)
-    stem = f"exhaustive-{today()}" + ("-all" if args.all_targets else "")
+    stem = (
+        f"exhaustive-{today()}"
+        + ("-all" if args.all_targets else "")
+        + ("-against-published" if args.against_published else "")
+    )
     (RESULTS / f"{stem}.json").write_text(json.dumps(summary, indent=1) + "\n")
     (RESULTS / f"{stem}.md").write_text(markdown(summary))
     print(f"wrote {(RESULTS / stem).relative_to(REPO)}.json and .md")

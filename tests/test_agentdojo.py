@@ -143,7 +143,8 @@ def test_two_identical_calls_compare_equal(banking):
 
 
 def test_clock_fields_are_masked(workspace):
-    """send_email stamps datetime.now() on the new email; masked, two calls compare equal."""
+    """send_email stamps datetime.now() on the new email (fixed: `clock.py`, but masked in
+    any case): two calls compare equal, and the raw snapshots differ at most there."""
     args = {"recipients": ["someone@example.com"], "subject": "Hi", "body": "Hello"}
     envs = [workspace.fresh(), workspace.fresh()]
     for env in envs:
@@ -154,6 +155,37 @@ def test_clock_fields_are_masked(workspace):
         path[-1] == "timestamp" or path[:2] in (("inbox", "sent"),)
         for path in (d.path for d in diff(*raw, limit=100))
     )
+
+
+def test_the_wall_clock_the_tools_read_is_fixed(workspace):
+    """A new email's timestamp and a new file's last_modified are `FIXED_NOW`, in every run;
+    a message quoting a refused file's fields (the witness of a row) is the same twice."""
+    from harness.targets.agentdojo.clock import FIXED_NOW
+
+    env = workspace.fresh()
+    args = {"recipients": ["someone@example.com"], "subject": "Hi", "body": "Hello"}
+    assert workspace.invoke(env, "send_email", dict(args)).success
+    assert max(e.timestamp for e in env.inbox.emails.values()) == FIXED_NOW
+    created = workspace.invoke(env, "create_file", {"filename": "a.txt", "content": "x"})
+    assert created.success and created.result is not None
+    (new,) = [f for f in env.cloud_drive.files.values() if f.filename == "a.txt"]
+    assert new.last_modified == FIXED_NOW and type(new.last_modified) is type(FIXED_NOW)
+    from agentdojo.default_suites.v1.tools.cloud_drive_client import CloudDriveFile
+
+    messages = []
+    for _ in range(2):
+        try:  # the refusal a mutant dropping `owner` met: its message quotes last_modified
+            CloudDriveFile(
+                id_="1",
+                filename="f",
+                content="",
+                last_modified=sys.modules[
+                    "agentdojo.default_suites.v1.tools.cloud_drive_client"
+                ].datetime.datetime.now(),
+            )
+        except Exception as exc:
+            messages.append(str(exc))
+    assert len(messages) == 2 and messages[0] == messages[1] and "2026, 1, 1, 12" in messages[0]
 
 
 # --- mutants -------------------------------------------------------------------------------

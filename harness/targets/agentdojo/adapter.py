@@ -19,6 +19,10 @@
   through module globals and class attributes at call time, so their mutants are seen too.
 - Reset: AgentDojo environments have no reset path (`ResetUnsupported`).
 
+The wall clock the tools read (a new email's `timestamp`, a file's `last_modified`) is fixed
+for the process (`clock.py`): masked in snapshots and results, a stamp still reached ledger
+rows through error messages that quote a model's fields.
+
 Not masked: `Calendar.create_event` stores `list(set(participants))`, so the participant order
 of a created event (travel, workspace) depends on PYTHONHASHSEED: stable within a process and
 its forked workers, different between processes.

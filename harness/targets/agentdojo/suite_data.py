@@ -31,6 +31,9 @@ def load_suite(suite: str, version: str) -> LoadedSuite:
     from agentdojo.functions_runtime import Depends, FunctionsRuntime
     from agentdojo.task_suite.load_suites import get_suites
 
+    from harness.targets.agentdojo.clock import fix_clock
+
+    fix_clock()  # before anything is loaded or stamped: no row may carry the time of its run
     suites = get_suites(version)
     if suite not in suites:
         raise ValueError(
