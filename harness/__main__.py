@@ -2,6 +2,6 @@
 
 import sys
 
-from harness.cli import main
+from harness.cli import entry
 
-sys.exit(main())
+sys.exit(entry())

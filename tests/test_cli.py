@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -208,3 +209,26 @@ def test_an_unmatched_operator_pattern_points_at_harness_list(tmp_path):
     )
     with pytest.raises(UserError, match="harness list operators"):
         expand_operators(arm)
+
+
+def test_the_command_runs_under_a_fixed_hash_seed_unless_one_is_set():
+    """A row may quote a set of strings (AgentDojo's `list(set(participants))` in a
+    refusal's message): `harness` re-runs itself under PYTHONHASHSEED=0, so two runs of the
+    same pair write the same text; a seed the user fixed is kept."""
+    code = (
+        "import os\nfrom harness.cli import fixed_hash_seed\nfixed_hash_seed()\n"
+        "print(os.environ['PYTHONHASHSEED'], hash('participant'))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"}
+
+    def seed_and_hash(extra: dict[str, str]) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", code], env={**env, **extra}, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    first, second = seed_and_hash({}), seed_and_hash({"PYTHONHASHSEED": "random"})
+    assert first == second and first.startswith("0 ")
+    assert seed_and_hash({"PYTHONHASHSEED": "5"}).startswith("5 ")
+    assert seed_and_hash({"PYTHONHASHSEED": "5"}) != first
