@@ -321,14 +321,12 @@ def test_a_pair_taken_wholly_from_the_original_scores_as_if_it_had_run(tmp_path:
     """A mutant that changes nothing a run can see (a no-op statement in `deposit`), scored
     once in a worker and once in the parent from the original's outcomes (`Reuse` of
     everything): the same row, and the parent never forks for it."""
-    from test_runner import project
+    from test_runner import hand_mutant, project
 
     from harness.execution import executors
     from harness.execution.draw import DrawnPair, load_corpus, write_corpus
     from harness.execution.pair_scoring import complete_context, new_context
     from harness.execution.plan import load_plan
-    from harness.mutation.enumerate import unified_diff
-    from harness.mutation.model import Arm, Mutant, mutant_id
 
     root = project(tmp_path)
     assert harness("draw", "plans/small.yaml", cwd=root).returncode == 0
@@ -339,19 +337,7 @@ def test_a_pair_taken_wholly_from_the_original_scores_as_if_it_had_run(tmp_path:
     original = function_source(site, Path(target.adapter.source_root()))
     docstring_end = original.index('"""', original.index('"""') + 3) + 3
     text = original[:docstring_end] + "\n    _unused = None" + original[docstring_end:]
-    version = target.adapter.version()
-    mutant = Mutant(
-        id=mutant_id(version, site, "NOOP", 0, text),
-        arm=Arm.CLOSED_WORLD,
-        operator="NOOP",
-        defect_class=None,
-        target="toy_domain",
-        target_version=version,
-        site=site,
-        occurrence=0,
-        mutated_source=text,
-        diff=unified_diff(site, text, target.adapter.source_root()),
-    )
+    mutant = hand_mutant(target.adapter, site, "NOOP", text)
     pair = DrawnPair(
         pair_id=f"{mutant.id}:deposit", arm="closed_world", tool="deposit", mutant=mutant
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from test_runner import hand_mutant
 
 from harness.contracts.model import Contract
 from harness.execution.ledger import MissCause
@@ -22,8 +23,7 @@ from harness.execution.miss_cause import (
     miss_cause,
 )
 from harness.mutation.apply import applied
-from harness.mutation.enumerate import unified_diff
-from harness.mutation.model import Arm, Mutant, mutant_id
+from harness.mutation.model import Mutant
 from harness.mutation.sites import tool_sites
 from harness.targets.registry import load_target
 
@@ -61,18 +61,7 @@ def _mutant(target, source: str) -> Mutant:
     adapter = target.adapter
     site = next(s for s in tool_sites(adapter, "deposit") if s.qualname == "deposit")
     text = textwrap.dedent(source).lstrip()
-    return Mutant(
-        id=mutant_id(adapter.version(), site, "TEST", 0, text),
-        arm=Arm.CLOSED_WORLD,
-        operator="TEST",
-        defect_class=None,
-        target="toy_domain",
-        target_version=adapter.version(),
-        site=site,
-        occurrence=0,
-        mutated_source=text,
-        diff=unified_diff(site, text, adapter.source_root()),
-    )
+    return hand_mutant(adapter, site, "TEST", text)
 
 
 def _changes(target, source: str) -> list[Change]:

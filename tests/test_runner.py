@@ -21,8 +21,9 @@ from harness.execution.draw import Corpus, DrawnPair, write_corpus
 from harness.execution.ledger import LedgerRow, read_rows
 from harness.execution.plan import load_plan
 from harness.mutation.enumerate import unified_diff
-from harness.mutation.model import Arm, Mutant, mutant_id
+from harness.mutation.model import Arm, FunctionSite, Mutant, mutant_id
 from harness.mutation.sites import tool_sites
+from harness.targets.adapter import Adapter
 from harness.targets.registry import load_target
 
 SMALL_PLAN = """
@@ -144,26 +145,32 @@ FAULTS = {
 }
 
 
+def hand_mutant(adapter: Adapter, site: FunctionSite, operator: str, text: str) -> Mutant:
+    """A closed-world mutant of the toy domain whose function `site` reads `text`, written
+    by a test rather than an operator (shared by test_coverage and test_miss_cause)."""
+    version = adapter.version()
+    return Mutant(
+        id=mutant_id(version, site, operator, 0, text),
+        arm=Arm.CLOSED_WORLD,
+        operator=operator,
+        defect_class=None,
+        target="toy_domain",
+        target_version=version,
+        site=site,
+        occurrence=0,
+        mutated_source=text,
+        diff=unified_diff(site, text, adapter.source_root()),
+    )
+
+
 def fault_corpus(root: Path) -> None:
     plan = load_plan(root / "plans" / "small.yaml")
     target = load_target("toy_domain")
-    version = target.adapter.version()
     pairs = []
     for tool, (_, source) in FAULTS.items():
         site = next(s for s in tool_sites(target.adapter, tool) if s.qualname == tool)
         text = textwrap.dedent(source).lstrip()
-        mutant = Mutant(
-            id=mutant_id(version, site, "FAULT", 0, text),
-            arm=Arm.CLOSED_WORLD,
-            operator="FAULT",
-            defect_class=None,
-            target="toy_domain",
-            target_version=version,
-            site=site,
-            occurrence=0,
-            mutated_source=text,
-            diff=unified_diff(site, text, target.adapter.source_root()),
-        )
+        mutant = hand_mutant(target.adapter, site, "FAULT", text)
         pairs.append(
             DrawnPair(pair_id=f"{mutant.id}:{tool}", arm="closed_world", tool=tool, mutant=mutant)
         )
