@@ -181,8 +181,9 @@ def markdown(summary: dict[str, Any]) -> str:
     lines = [
         f"# Exhaustive pools, {summary['date']}",
         "",
-        f"`{summary['command']}`: every screened candidate of `plans/closed_world_all.yaml` and "
-        f"`plans/open_world_all.yaml` on {summary['scope']}, {summary['workers']} workers, "
+        f"`{summary['command']}`: every screened candidate of "
+        + " and ".join(f"`plans/{r['plan']}.yaml`" for r in summary["plans"])
+        + f" on {summary['scope']}, {summary['workers']} workers, "
         f"{summary['cpus']} CPUs; "
         + (
             "coverage-guided scoring off, against the published runs (scored with it on)."
@@ -203,11 +204,16 @@ def markdown(summary: dict[str, Any]) -> str:
             f"{off.get('pairs_per_second', '')} | {r.get('speed_up', '')} | "
             f"{on.get('skipped_by_coverage', '')} | {on.get('reused_runs', '')} | {rows} |"
         )
+    total = (
+        ""
+        if summary.get("against_published")
+        else f"Both pools with coverage on: {summary['on_seconds']} s (target under "
+        f"{TARGET_SECONDS:.0f} s on the toy domain and AgentDojo: {summary['target']}). "
+    )
     lines += [
         "",
-        f"Both pools with coverage on: {summary['on_seconds']} s (target under "
-        f"{TARGET_SECONDS:.0f} s on the toy domain and AgentDojo: "
-        f"{summary['target']}). Load average before each run: "
+        total
+        + "Load average before each run: "
         + "; ".join(
             f"{r['plan']} on {r['on'].get('load_average_before', '(published)')}"
             + (f", off {r['off']['load_average_before']}" if "off" in r else "")
@@ -259,7 +265,8 @@ def main() -> int:
         "against_published": args.against_published,
         "plans": reports,
     }
-    print(f"both pools, coverage on: {on_seconds} s ({summary['target']})")
+    if not args.against_published:
+        print(f"both pools, coverage on: {on_seconds} s ({summary['target']})")
     RESULTS.mkdir(parents=True, exist_ok=True)
     stem = (
         f"exhaustive-{today()}"

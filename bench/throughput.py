@@ -31,7 +31,7 @@ memory of the whole process tree up to the end of 3. (mutmut's forks are sampled
 `peak_memory_mib_with_mutmut`); fails (exit 1) when the harness and Cosmic Ray disagree on
 which mutants are detected or when the ledgers differ. Only ratios measured side by side in
 this run are results: the machine may be shared. Writes
-results/bench/<date>[-agentdojo][-quick].json and .md.
+results/bench/<date>[-agentdojo][-limitN | -quick].json and .md.
 """
 
 from __future__ import annotations
@@ -179,17 +179,19 @@ def cpu_seconds() -> float:
 
 
 class ScoringClock:
-    """A progress hook for `execute`: times the scoring phase (first fork to last row)
-    apart from the parent's set-up (imports, baselines, liveness observations)."""
+    """A progress hook for `execute`: times the scoring phase, from the first row to the last,
+    apart from the parent's set-up before the first row (targets, baselines, liveness
+    observations, grades and coverage of the originals, the first fork)."""
 
     def __init__(self) -> None:
-        self.began = self.ended = 0.0
+        self.began = self.first = self.ended = 0.0
 
     def start(self, total: int, skipped: int) -> None:
         self.began = time.perf_counter()
 
     def advance(self, status: Any) -> None:
         self.ended = time.perf_counter()
+        self.first = self.first or self.ended
 
 
 @dataclass
@@ -199,7 +201,8 @@ class HarnessRun:
     pairs: int
     wall_seconds: float
     cpu_seconds: float
-    scoring_seconds: float
+    setup_seconds: float  # from the start of scoring to the first row
+    scoring_seconds: float  # from the first row to the last
     mean_pair_seconds: float
     detected_mutants: list[str]
     statuses: dict[str, int]
@@ -212,7 +215,8 @@ class HarnessRun:
 
     @property
     def scoring_pairs_per_second(self) -> float:
-        return self.pairs / self.scoring_seconds
+        """Rows after the first, over the time from the first row to the last."""
+        return (self.pairs - 1) / self.scoring_seconds
 
 
 def run_harness(
@@ -233,7 +237,8 @@ def run_harness(
         pairs=len(rows),
         wall_seconds=wall,
         cpu_seconds=cpu,
-        scoring_seconds=clock.ended - clock.began,
+        setup_seconds=clock.first - clock.began,
+        scoring_seconds=clock.ended - clock.first,
         mean_pair_seconds=statistics.mean(r.timing.seconds for r in rows),
         detected_mutants=sorted({r.mutant_id for r in rows if r.status is PairStatus.DETECTED}),
         statuses=dict(sorted(statuses.items())),
@@ -672,7 +677,7 @@ def main() -> int:
     stem = (
         today()
         + ("-agentdojo" if args.agentdojo else "")
-        + ("-quick" if args.quick or args.limit else "")
+        + (f"-limit{args.limit}" if args.limit else "-quick" if args.quick else "")
     )
     (RESULTS / f"{stem}.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
     (RESULTS / f"{stem}.md").write_text(markdown(summary))
@@ -774,7 +779,7 @@ def summarise(args: argparse.Namespace, m: Measured) -> dict[str, Any]:
         "harness_2w_over_cosmic_ray": _ratio(two.pairs_per_second, cr_rate),
         "harness_over_mutmut": _ratio(m.toy_one.pairs_per_second, m1.mutants_per_second),
         "harness_2w_over_mutmut": _ratio(m.toy_two.pairs_per_second, m2.mutants_per_second),
-        # without either side's set-up: the harness's scoring phase (first fork to last row)
+        # without either side's set-up: the harness's scoring phase (first row to last)
         # against the rate mutmut prints for its mutation phase (after generation, stats,
         # the clean and the forced-fail runs)
         "harness_over_mutmut_steady": _ratio(m.toy_one.scoring_pairs_per_second, m1.own_rate)
@@ -924,6 +929,7 @@ def summarise(args: argparse.Namespace, m: Measured) -> dict[str, Any]:
 def _harness_entry(run: HarnessRun) -> dict[str, Any]:
     return {
         "wall_seconds": round(run.wall_seconds, 2),
+        "setup_seconds": round(run.setup_seconds, 2),
         "scoring_seconds": round(run.scoring_seconds, 2),
         "pairs_per_second": round(run.pairs_per_second, 2),
         "scoring_pairs_per_second": round(run.scoring_pairs_per_second, 2),
@@ -948,7 +954,7 @@ def print_summary(s: dict[str, Any]) -> None:
         f"load average {s['load_average_at_start']} at the start, {s['load_average']} at the "
         f"end, on {s['cpus']} CPUs"
     )
-    print(f"{'':<40} {'pairs/s':>9} {'s/pair':>8}")
+    print(f"{'':<40} {'pairs/s':>9} {'s/pair':>8} {'set-up s':>9} {'scoring pairs/s':>16}")
     rows = [
         ("harness, 1 worker", h["1_worker"]),
         ("harness, 2 workers", h["2_workers"]),
@@ -958,7 +964,10 @@ def print_summary(s: dict[str, Any]) -> None:
         rows += [("harness, toy pairs, 1 worker", toy["1_worker"])]
         rows += [("harness, toy pairs, 2 workers", toy["2_workers"])]
     for label, run in rows:
-        print(f"{label:<40} {run['pairs_per_second']:>9.2f} {run['mean_pair_seconds']:>8.4f}")
+        print(
+            f"{label:<40} {run['pairs_per_second']:>9.2f} {run['mean_pair_seconds']:>8.4f} "
+            f"{run['setup_seconds']:>9.2f} {run['scoring_pairs_per_second']:>16.2f}"
+        )
     print(f"{'Cosmic Ray CLI':<40} {s['cosmic_ray']['pairs_per_second']:>9.3f}")
     for key, label in (("1_child", "mutmut, 1 child"), ("2_children", "mutmut, 2 children")):
         run = mm[key]
@@ -1016,8 +1025,9 @@ def markdown(s: dict[str, Any]) -> str:
         f"average {s['load_average_at_start'][0]} at the start and {s['load_average'][0]} at "
         f"the end; whole bench {s['wall_seconds']} s.",
         "",
-        "| run | pairs/s | reused runs | pairs scored without a worker |",
-        "| --- | ---: | ---: | ---: |",
+        "| run | pairs/s | set-up before the first row, s | pairs/s after it | reused runs "
+        "| pairs scored without a worker |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     runs = [
         ("harness, 1 worker", h["1_worker"]),
@@ -1028,18 +1038,19 @@ def markdown(s: dict[str, Any]) -> str:
         runs += [("harness, toy pairs only, 1 worker", toy["1_worker"])]
         runs += [("harness, toy pairs only, 2 workers", toy["2_workers"])]
     lines += [
-        f"| {label} | {run['pairs_per_second']} | {run['reused_runs']} | "
+        f"| {label} | {run['pairs_per_second']} | {run['setup_seconds']} | "
+        f"{run['scoring_pairs_per_second']} | {run['reused_runs']} | "
         f"{run['skipped_by_coverage']} |"
         for label, run in runs
     ]
     lines += [
-        f"| Cosmic Ray CLI (local distributor) | {s['cosmic_ray']['pairs_per_second']} | | |",
+        f"| Cosmic Ray CLI (local distributor) | {s['cosmic_ray']['pairs_per_second']} | | | | |",
         f"| mutmut {mm['version']}, 1 child (its mutants/s) | "
-        f"{mm['1_child']['mutants_per_second']} | | |",
+        f"{mm['1_child']['mutants_per_second']} | | | | |",
         f"| mutmut {mm['version']}, 2 children (its mutants/s) | "
-        f"{mm['2_children']['mutants_per_second']} | | |",
+        f"{mm['2_children']['mutants_per_second']} | | | | |",
         f"| bare checker on the original tools (limit) | {s['bare_checker']['pairs_per_second']} "
-        "| | |",
+        "| | | | |",
         "",
         "| ratio | value | target |",
         "| --- | ---: | --- |",
