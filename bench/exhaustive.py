@@ -183,12 +183,15 @@ def markdown(summary: dict[str, Any]) -> str:
         "",
         f"`{summary['command']}`: every screened candidate of "
         + " and ".join(f"`plans/{r['plan']}.yaml`" for r in summary["plans"])
-        + f" on {summary['scope']}, {summary['workers']} workers, "
-        f"{summary['cpus']} CPUs; "
+        + f" on {summary['scope']}, {summary['workers']} "
+        + ("worker, " if summary["workers"] == 1 else "workers, ")
+        + f"{summary['cpus']} CPUs; "
         + (
             "coverage-guided scoring off, against the published runs (scored with it on)."
             if summary.get("against_published")
             else "coverage-guided scoring on, then off."
+            if any("off" in r for r in summary["plans"])
+            else "coverage-guided scoring on only (`--only-on`: no identity check)."
         ),
         "",
         "| plan | pairs | on: s | on: pairs/s | off: s | off: pairs/s | speed-up | without a "
