@@ -89,6 +89,9 @@ def test_freeze_commits_nothing_and_prints_the_commands(tmp_path):
     run_dir = root / "results" / "small" / record.freeze_id
     published = harness("publish", str(run_dir), cwd=root)
     assert published.returncode == 0, published.stderr
+    reference = root / "results" / "reference" / "small" / record.freeze_id
+    for name in ("ledger.jsonl", "run.json", "baseline.json", "coverage.json"):
+        assert (reference / name).read_bytes() == (run_dir / name).read_bytes(), name
 
 
 def test_an_uncommitted_freeze_warns_and_strict_refuses(tmp_path):

@@ -11,7 +11,9 @@ from pathlib import Path
 from harness.errors import Problem, UserError
 from harness.execution.history import check_order
 
-PUBLISHED = ("ledger.jsonl", "run.json", "baseline.json")
+# coverage.json (what each run started on the original) lets a reader audit every row's
+# `reused_runs`; a run scored without coverage-guided scoring has none
+PUBLISHED = ("ledger.jsonl", "run.json", "baseline.json", "coverage.json")
 RUN_CORPUS = "corpus.json"  # the drawn manifest the run was scored from
 
 
