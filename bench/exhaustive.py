@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from common import RESULTS, throwaway_project, today
+from common import RESULTS, RowClock, ledger_differences, said, throwaway_project, today
 
 from harness.cli import fixed_hash_seed
 from harness.execution.ledger import LedgerRow
@@ -58,24 +58,10 @@ def plan_text(name: str, all_targets: bool) -> str:
     return yaml.safe_dump(data, sort_keys=False)
 
 
-class Clock:
-    """A progress hook for `execute`: when the first row came (the parent's set-up, baselines,
-    liveness, grades and coverage, lies before it)."""
-
-    def __init__(self) -> None:
-        self.first = 0.0
-
-    def start(self, total: int, skipped: int) -> None:
-        pass
-
-    def advance(self, status: Any) -> None:
-        self.first = self.first or time.perf_counter()
-
-
 def scored(plan_path: Path, workers: int, skip: bool) -> dict[str, Any]:
     shutil.rmtree(plan_path.parent.parent / "results", ignore_errors=True)  # no resume
     before = load()
-    clock = Clock()
+    clock = RowClock()
     began = time.perf_counter()
     result = execute(plan_path, workers=workers, skip_by_coverage=skip, progress=clock)
     seconds = time.perf_counter() - began
@@ -90,18 +76,6 @@ def scored(plan_path: Path, workers: int, skip: bool) -> dict[str, Any]:
         "reused_runs": sum(r.reused_runs for r in rows),
         "rows": rows,
     }
-
-
-def said(rows: list[LedgerRow]) -> dict[str, dict[str, Any]]:
-    """What each row says (`LedgerRow.comparable`), without the freeze id: a throwaway
-    project's freeze is not the published one."""
-    return {r.pair_id: {**r.comparable(), "freeze_id": None} for r in rows}
-
-
-def differing(off: list[LedgerRow], on: list[LedgerRow]) -> list[str]:
-    """Pair ids whose comparable rows differ (or that only one ledger has)."""
-    left, right = said(off), said(on)
-    return sorted(p for p in left.keys() | right.keys() if left.get(p) != right.get(p))
 
 
 def published(name: str) -> tuple[Path, list[LedgerRow]]:
@@ -134,7 +108,7 @@ def bench_plan(name: str, args: argparse.Namespace, folder: Path) -> dict[str, A
         report["on"] = {"published": str(folder_on.relative_to(REPO)), "pairs": len(rows_on)}
         off = scored(plan_path, args.workers, skip=False)
         report["off"] = {k: v for k, v in off.items() if k != "rows"}
-        bad = differing(off["rows"], rows_on)
+        bad = list(ledger_differences(off["rows"], rows_on))
         report["identical"] = not bad
         report["differing_pairs"] = bad[:20]
         print(
@@ -164,7 +138,7 @@ def bench_plan(name: str, args: argparse.Namespace, folder: Path) -> dict[str, A
     )
     report["off"] = {k: v for k, v in off.items() if k != "rows"}
     report["speed_up"] = round(off["seconds"] / on["seconds"], 2)
-    bad = differing(off["rows"], on["rows"])
+    bad = list(ledger_differences(off["rows"], on["rows"]))
     report["identical"] = not bad
     report["differing_pairs"] = bad[:20]
     if bad:
@@ -210,7 +184,8 @@ def markdown(summary: dict[str, Any]) -> str:
     total = (
         ""
         if summary.get("against_published")
-        else f"Both pools with coverage on: {summary['on_seconds']} s (target under "
+        else ("Both pools" if len(summary["plans"]) > 1 else "The pool")
+        + f" with coverage on: {summary['on_seconds']} s (target under "
         f"{TARGET_SECONDS:.0f} s on the toy domain and AgentDojo: {summary['target']}). "
     )
     lines += [
@@ -261,6 +236,8 @@ def main() -> int:
         "target": (
             "not applicable (tau2 included)"
             if args.all_targets
+            else "not applicable (one plan: the target is for both)"
+            if args.plan and len(set(args.plan)) < len(PLANS)
             else met
             if args.workers == 2
             else f"not applicable ({args.workers} worker(s); the target is for 2)"
@@ -269,7 +246,7 @@ def main() -> int:
         "plans": reports,
     }
     if not args.against_published:
-        print(f"both pools, coverage on: {on_seconds} s ({summary['target']})")
+        print(f"coverage on, in all: {on_seconds} s ({summary['target']})")
     RESULTS.mkdir(parents=True, exist_ok=True)
     stem = (
         f"exhaustive-{today()}"

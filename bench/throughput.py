@@ -59,7 +59,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from common import RESULTS, bare_checker_seconds, throwaway_project, today
+from common import (
+    RESULTS,
+    RowClock,
+    bare_checker_seconds,
+    ledger_differences,
+    throwaway_project,
+    today,
+)
 from mutmut_peer import MutmutSession, run_mutmut, toy_baseline
 
 from harness.checker import ReferenceChecker
@@ -178,22 +185,6 @@ def cpu_seconds() -> float:
 # --- the harness runner ---------------------------------------------------------------------
 
 
-class ScoringClock:
-    """A progress hook for `execute`: times the scoring phase, from the first row to the last,
-    apart from the parent's set-up before the first row (targets, baselines, liveness
-    observations, grades and coverage of the originals, the first fork)."""
-
-    def __init__(self) -> None:
-        self.began = self.first = self.ended = 0.0
-
-    def start(self, total: int, skipped: int) -> None:
-        self.began = time.perf_counter()
-
-    def advance(self, status: Any) -> None:
-        self.ended = time.perf_counter()
-        self.first = self.first or self.ended
-
-
 @dataclass
 class HarnessRun:
     workers: int
@@ -223,7 +214,7 @@ def run_harness(
     plan_path: Path, workers: int, skip_by_coverage: bool = True
 ) -> tuple[HarnessRun, list[LedgerRow], Path]:
     shutil.rmtree(plan_path.parent.parent / "results", ignore_errors=True)  # no resume
-    clock = ScoringClock()
+    clock = RowClock()
     began, cpu = time.perf_counter(), cpu_seconds()
     result = execute(plan_path, workers=workers, progress=clock, skip_by_coverage=skip_by_coverage)
     wall, cpu = time.perf_counter() - began, cpu_seconds() - cpu
@@ -246,21 +237,6 @@ def run_harness(
         skipped_by_coverage=sum(r.skipped_by_coverage for r in rows),
     )
     return run, rows, result.run_dir
-
-
-def ledger_differences(label: str, rows: list[LedgerRow], others: list[LedgerRow]) -> list[str]:
-    """Where two ledgers of the same pairs differ in what they say (`LedgerRow.comparable()`:
-    all but timing and how a row was obtained): one line per pair, naming the fields."""
-    ours = {r.pair_id: r.comparable() for r in rows}
-    theirs = {r.pair_id: r.comparable() for r in others}
-    out = [f"{label}: {p} only in the first ledger" for p in sorted(ours.keys() - theirs.keys())]
-    out += [f"{label}: {p} only in the second ledger" for p in sorted(theirs.keys() - ours.keys())]
-    for pair_id in sorted(ours.keys() & theirs.keys()):
-        a, b = ours[pair_id], theirs[pair_id]
-        fields = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
-        if fields:
-            out.append(f"{label}: {pair_id} differs in {', '.join(fields)}")
-    return out
 
 
 # --- Cosmic Ray's CLI -----------------------------------------------------------------------
@@ -616,8 +592,14 @@ def main() -> int:
         print(f"harness, 1 worker, coverage-guided scoring off: {off.wall_seconds:6.1f} s")
         two, two_rows, run_dir = run_harness(plan_path, 2)  # same run folder: the freeze id
         print(f"harness, 2 workers: {two.wall_seconds:6.1f} s")
-        ledgers = ledger_differences("coverage on / off, 1 worker", rows, off_rows)
-        ledgers += ledger_differences("1 worker / 2 workers, coverage on", rows, two_rows)
+        ledgers = [
+            f"{label}: {pair_id} {how}"
+            for label, others in (
+                ("coverage on / off, 1 worker", off_rows),
+                ("1 worker / 2 workers, coverage on", two_rows),
+            )
+            for pair_id, how in ledger_differences(rows, others).items()
+        ]
         for line in ledgers:
             print(f"LEDGER MISMATCH {line}")
         toy_one, toy_two, toy_source = toy_harness_runs(
