@@ -131,6 +131,38 @@ class RefusalAdapter(Protocol):
         return default_is_refusal(value)
 
 
+@dataclass(frozen=True)
+class ReferenceCall:
+    """One call of a task's reference solution: the tool and the arguments the benchmark's
+    own ground truth passes (AgentDojo's ground-truth calls, tau2's gold actions, BFCL's
+    ground truth per turn, the toy tasks)."""
+
+    tool: str
+    args: dict[str, JSON]
+
+
+@runtime_checkable
+class TaskAdapter(Protocol):
+    """Optional: a target whose benchmark ships tasks that start from their own initial
+    environment (a BFCL task's `initial_config`, a tau2 task's initialization actions, an
+    AgentDojo injection-free task environment). The recorded-call corpora replay each
+    task's reference calls from `task_environment(task)` in order."""
+
+    def task_ids(self) -> list[str]:
+        """Every task with a reference solution on this target's tools, sorted."""
+        ...
+
+    def task_environment(self, task: str) -> Any:
+        """A new environment in `task`'s initial state (after its initialization actions),
+        sharing nothing with the benchmark's data or with any other environment."""
+        ...
+
+    def reference_calls(self, task: str) -> list[ReferenceCall]:
+        """`task`'s reference calls to this target's tools (read-only ones included, since
+        they are part of the prefix that reproduces a later call's pre-state), in order."""
+        ...
+
+
 @runtime_checkable
 class GraderAdapter(Protocol):
     """Optional: a target whose own grader can be replayed without a model (AgentDojo's
