@@ -233,20 +233,13 @@ class Decidability(NamedTuple):
     assumed: float
 
 
-def _outcome(side: Side, bound: float, lo: float, hi: float) -> int:
-    """+1 held, −1 failed, 0 undecided (harness.analysis.predictions' rule)."""
-    if side == "floor":
-        return 1 if lo >= bound else -1 if hi < bound else 0
-    return 1 if hi <= bound else -1 if lo > bound else 0
-
-
 def decidability(side: Side, bound: float, n: int, deff: float, assumed: float) -> Decidability:
     """The chance that a floor (or ceiling) on a rate is decided at n pairs.
 
-    Each outcome x ∈ {0..n} is judged as the predictions are: the Wilson interval of x/n at
-    n_eff = n/deff, held when it lies on the predicted side of the bound, failed when wholly
-    on the other. best = the lower end at x = n (a floor) or the upper end at x = 0 (a
-    ceiling); the bound can hold only if best is on its side. P(held) and P(failed) sum the
+    Each outcome x ∈ {0..n} is judged as harness.analysis.predictions judges one: the
+    Wilson interval of x/n at n_eff = n/deff, held when it lies on the predicted side of the
+    bound, failed when wholly on the other. best = the lower end at x = n (a floor) or the
+    upper end at x = 0 (a ceiling); the bound can hold only if best is on its side. P(held) and P(failed) sum the
     exact binomial probabilities Bin(x; n, assumed) of the outcomes that give them.
     Reference: exact power of a binomial test by enumeration of outcomes, e.g. Chernick &
     Liu (2002), The American Statistician 56(2), 149–155; DESIGN.md, Statistics.
@@ -256,14 +249,19 @@ def decidability(side: Side, bound: float, n: int, deff: float, assumed: float) 
     if n == 0:
         return Decidability(0.0 if side == "floor" else 1.0, False, 0.0, 0.0, assumed)
     from scipy.stats import binom
+    from statsmodels.stats.proportion import proportion_confint
 
     n_eff = effective_n(n, deff)
-    judged = []
-    for x in range(n + 1):
-        lo, hi = wilson_interval(x / n * n_eff, n_eff)
-        judged.append(_outcome(side, bound, lo, hi))
-    pmf = binom.pmf(np.arange(n + 1), n, assumed)
-    outcomes = np.array(judged)
+    # Every outcome's interval at once (statsmodels takes arrays), as `wilson_interval` clips.
+    x = np.arange(n + 1)
+    los, his = proportion_confint(x / n * n_eff, n_eff, alpha=0.05, method="wilson")
+    los, his = np.clip(los, 0.0, 1.0), np.clip(his, 0.0, 1.0)
+    if side == "floor":
+        outcomes = np.where(los >= bound, 1, np.where(his < bound, -1, 0))
+    else:
+        outcomes = np.where(his <= bound, 1, np.where(los > bound, -1, 0))
+    judged = outcomes.tolist()
+    pmf = binom.pmf(x, n, assumed)
     best_lo, best_hi = wilson_interval(n_eff if side == "floor" else 0.0, n_eff)
     best = best_lo if side == "floor" else best_hi
     return Decidability(
