@@ -239,8 +239,9 @@ def decidability(side: Side, bound: float, n: int, deff: float, assumed: float) 
     Each outcome x ∈ {0..n} is judged as harness.analysis.predictions judges one: the
     Wilson interval of x/n at n_eff = n/deff, held when it lies on the predicted side of the
     bound, failed when wholly on the other. best = the lower end at x = n (a floor) or the
-    upper end at x = 0 (a ceiling); the bound can hold only if best is on its side. P(held) and P(failed) sum the
-    exact binomial probabilities Bin(x; n, assumed) of the outcomes that give them.
+    upper end at x = 0 (a ceiling); the bound can hold only if best is on its side.
+    P(held) and P(failed) sum the exact binomial probabilities Bin(x; n, assumed) of the
+    outcomes that give them.
     Reference: exact power of a binomial test by enumeration of outcomes, e.g. Chernick &
     Liu (2002), The American Statistician 56(2), 149–155; DESIGN.md, Statistics.
     """
