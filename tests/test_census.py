@@ -6,16 +6,21 @@ from __future__ import annotations
 import pytest
 
 from harness.analysis.census import (
+    CENSUS,
     NOT_RECORDED,
+    SAMPLE,
+    UNKNOWN,
+    StratumCount,
     dominators,
-    pool_interval,
+    pool_estimate,
     recall_census_table,
+    strata,
 )
 from harness.analysis.clause_yield import clause_yield, clause_yield_table
 from harness.analysis.frame import ledger_frame
 from harness.analysis.runs import RunMeta
 from harness.analysis.scoring import ALL, family_of, generator_of, open_world_escapes
-from harness.analysis.statistics import evidence_bounds, fpc_wilson
+from harness.analysis.statistics import Stratum, stratified_wilson
 from harness.checker.verdicts import DefectClass
 from harness.execution.draw import OperatorPool
 from harness.execution.ledger import LedgerRow, NewViolation, PairStatus, Timing
@@ -96,25 +101,49 @@ def test_old_ledgers_say_not_recorded() -> None:
     assert dominators(old, lambda r: r.status is DET) is None
     table = recall_census_table(old, meta(5, 5))
     assert table is not None
-    assert {r.cells[8] for r in table.rows} == {NOT_RECORDED}
+    assert {r.cells[9] for r in table.rows} == {NOT_RECORDED}
 
 
 def test_a_census_shows_evidence_bounds_and_the_superpopulation_interval() -> None:
     table = recall_census_table(WORKED, meta(5, 5))
     assert table is not None
     toy = next(r for r in table.rows if r.cells[:2] == ("toy", "M-PRECOND"))
-    # n, pool N, kind, recall, pool bounds, (superpopulation), live, minimal, hits, rate
-    assert toy.cells[2:7] == (5, 5, "census", 0.6, (0.6, 0.6))
-    assert toy.cells[8:] == ("4", 2, 1, 0.5)
-    lo, hi = toy.cells[7]
+    # n, pool N, known by, recall, pool recall, pool bounds, (superpopulation), live,
+    # minimal set, minimal detected, dominator recall
+    assert toy.cells[2:8] == (5, 5, CENSUS, 0.6, 0.6, (0.6, 0.6))
+    assert toy.cells[9:] == ("4", 2, 1, 0.5)
+    lo, hi = toy.cells[8]
     assert lo < 0.6 < hi  # the superpopulation interval keeps its width
 
 
-def test_pool_interval_census_fpc_and_small_sample() -> None:
-    assert pool_interval(6, 10, 2, 10, 10) == ("census", evidence_bounds(6, 2, 2))
-    assert pool_interval(6, 10, 0, 40, 10) == ("sample, FPC", fpc_wilson(6, 10, 40))
-    assert pool_interval(6, 10, 0, 1000, 10) == ("sample", None)  # 1% of the pool
-    assert pool_interval(6, 10, 0, None, None) == ("unknown", None)
+def test_a_sample_is_weighted_by_its_strata() -> None:
+    """Two arms draw M-PRECOND at different fractions: 3 of 3 from a pool of 30 on one,
+    0 of 2 from a pool of 2 (a census stratum) on the other."""
+    rows = [row(f"a{i}", DET, [1]) for i in range(3)] + [
+        row(f"b{i}", MIS, [1], arm="other") for i in range(2)
+    ]
+    pools = [
+        OperatorPool(
+            arm=arm,
+            kind="closed_world",
+            target="toy_domain",
+            operator="M-PRECOND",
+            offered=kept,
+            screened={},
+            kept=kept,
+            drawn=drawn,
+        )
+        for arm, kept, drawn in (("closed_world", 30, 3), ("other", 2, 2))
+    ]
+    found = strata(rows, pools, lambda r: r.status is DET, lambda r: r.status.in_denominator)
+    assert found == [StratumCount(3, 3, 3, 3, 30), StratumCount(0, 2, 2, 2, 2)]
+    kind, estimate = pool_estimate(found)
+    assert kind == SAMPLE
+    assert estimate == stratified_wilson([Stratum(3, 3, 30), Stratum(0, 2, 2)])
+    assert estimate[0] == pytest.approx(30 / 32)  # not the plain 3 of 5
+    assert pool_estimate([StratumCount(1, 2, 2, 2, 2)]) == (CENSUS, None)
+    assert pool_estimate(None) == (UNKNOWN, None)
+    assert strata(rows, pools[:1], lambda r: True, lambda r: True) is None  # a pool missing
 
 
 def test_clause_yield_counts_detections_sole_detections_and_coverage() -> None:

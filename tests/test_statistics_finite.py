@@ -6,11 +6,12 @@ from __future__ import annotations
 import pytest
 
 from harness.analysis.statistics import (
+    Stratum,
     decidability,
     finite_population_correction,
-    fpc_wilson,
     minimal_mutants,
     n_to_decide,
+    stratified_wilson,
     wilson_interval,
 )
 
@@ -27,18 +28,6 @@ def test_fpc_textbook_values() -> None:
 def test_fpc_rejects_a_sample_larger_than_its_pool() -> None:
     with pytest.raises(ValueError):
         finite_population_correction(11, 10)
-
-
-def test_fpc_wilson_is_wilson_at_the_variance_equivalent_n() -> None:
-    # 12 of 16 drawn from a pool of 28: n* = 16·27/12 = 36, successes 0.75·36 = 27.
-    assert fpc_wilson(12, 16, 28) == pytest.approx(wilson_interval(27, 36))
-    lo, hi = fpc_wilson(12, 16, 28)
-    plain = wilson_interval(12, 16)
-    assert plain[0] < lo < 0.75 < hi < plain[1]  # narrower than without the correction
-
-
-def test_a_census_has_no_sampling_error() -> None:
-    assert fpc_wilson(7, 10, 10) == (0.7, 0.7)
 
 
 def test_a_floor_of_0_8_can_never_hold_at_12_pairs() -> None:
@@ -99,3 +88,41 @@ def test_minimal_set_of_disjoint_mutants_is_all_of_them() -> None:
     kills = {m: frozenset({m}) for m in "xyz"}
     assert minimal_mutants(kills) == ["x", "y", "z"]
     assert minimal_mutants({}) == []
+
+
+def test_stratified_wilson_by_hand() -> None:
+    # Two strata, N = 100 and 300; 8 of 10 and 15 of 30 drawn. W = 0.25, 0.75;
+    # p_st = 0.25·0.8 + 0.75·0.5 = 0.575. Smoothed p̃ = 9/12 = 0.75 and 16/32 = 0.5;
+    # FPC² = 90/99 and 270/299: v = 0.0625·(90/99)·0.1875/10 + 0.5625·(270/299)·0.25/30
+    # = 0.00106534 + 0.00423286 = 0.0052982; p̃ = 0.5625, n_eff = 0.5625·0.4375/v = 46.448.
+    p, (lo, hi) = stratified_wilson([Stratum(8, 10, 100), Stratum(15, 30, 300)])
+    assert p == pytest.approx(0.575)
+    n_eff = 0.5625 * 0.4375 / (0.0625 * 90 / 99 * 0.1875 / 10 + 0.5625 * 270 / 299 * 0.25 / 30)
+    assert n_eff == pytest.approx(46.448, abs=1e-3)
+    assert (lo, hi) == pytest.approx(wilson_interval(0.575 * n_eff, n_eff))
+
+
+def test_one_pair_per_stratum_still_leaves_the_pool_uncertain() -> None:
+    """Ten strata of 100, one pair drawn from each, all detected: not a known pool."""
+    p, (lo, hi) = stratified_wilson([Stratum(1, 1, 100)] * 10)
+    assert p == pytest.approx(1.0) and hi == pytest.approx(1.0)
+    # p̃ = 2/3 each, FPC² = 99/99: v = 10 · 0.01 · (2/9) = 1/45, n_eff = (2/9)·45 = 10.
+    assert lo == pytest.approx(wilson_interval(10, 10)[0], abs=1e-6)
+    assert lo < 0.75
+
+
+def test_a_stratum_drawn_whole_adds_no_variance() -> None:
+    # A census stratum fixes a quarter of the population at rate 1; the other is sampled.
+    p, interval = stratified_wilson([Stratum(10, 10, 10), Stratum(15, 20, 30)])
+    assert p == pytest.approx(0.25 * 1 + 0.75 * 0.75)
+    alone = stratified_wilson([Stratum(15, 20, 30)])[1]
+    assert interval[1] - interval[0] < alone[1] - alone[0]
+    p, interval = stratified_wilson([Stratum(10, 10, 10), Stratum(3, 30, 30)])
+    assert p == pytest.approx(0.325) and interval == pytest.approx((0.325, 0.325))
+
+
+def test_unequal_sampling_fractions_are_weighted_not_pooled() -> None:
+    """3 of 3 drawn from a stratum of 3000 and 0 of 30 from one of 30: the pooled sample
+    rate 3/33 is not the population's; p_st = 3000/3030."""
+    p, _ = stratified_wilson([Stratum(3, 3, 3000), Stratum(0, 30, 30)])
+    assert p == pytest.approx(3000 / 3030)

@@ -1,12 +1,12 @@
 """Census and superpopulation, side by side, with dominator recall (issue 29, items 2–3).
 
 Two questions, never confused (DESIGN.md, Statistics):
-  - **the pool** (census): what is the rate on the candidates this plan could draw? An arm
-    that scores every kept candidate (`draw: all`) answers it without sampling error: the
-    rate is known up to its undecided pairs, [P/N, (P+U)/N] (the evidence bounds). A
-    sampled arm answers it with a Wilson interval under the finite-population correction
-    (`fpc_wilson`), shown when the sample is at least `FPC_SHARE` of its pool (Cochran 1977,
-    §2.5: below 5% the correction is negligible);
+  - **the pool**: what is the rate on the candidates this plan could draw? An arm that
+    scores every kept candidate (`draw: all`) is a census of its pool: the rate is known up
+    to its undecided pairs, [P/N, (P+U)/N] (the evidence bounds). A sampled row is a
+    stratified sample (strata = each arm's operator pool, drawn at its own fraction), so its
+    plain rate x/n is not the pool's: the pool's rate is the stratified estimate
+    Σ W_h p_h with the finite-population correction in each stratum (`stratified_wilson`);
   - **other tools of this kind** (superpopulation): the Wilson interval with the design
     effect over tools, the headline interval of the recall and escape tables. More mutants
     of the same tools do not narrow it.
@@ -24,28 +24,28 @@ from dataclasses import dataclass
 from harness.analysis.runs import RunMeta
 from harness.analysis.scoring import (
     ALL,
-    TOY_TARGET,
     ArmKind,
     Rate,
     Scope,
     arm_kind,
     escape_label,
     family_of,
+    is_escape,
     scope_of,
 )
-from harness.analysis.statistics import Bounds, evidence_bounds, fpc_wilson, minimal_mutants
+from harness.analysis.statistics import Bounds, Stratum, minimal_mutants, stratified_wilson
 from harness.analysis.tables import Column, Kind, Row, Table
 from harness.execution.draw import OperatorPool
 from harness.execution.ledger import LedgerRow, PairStatus
 
-FPC_SHARE = 0.05
 NOT_RECORDED = "not recorded"
+CENSUS, SAMPLE, UNKNOWN = "census", "stratified sample", "unknown"
 
 
 @dataclass(frozen=True)
 class Dominators:
-    """A row's minimal mutant set: its size, how many of it were detected (or escaped), and
-    how many live pairs it was drawn from. None throughout: no kill vector recorded."""
+    """A row's minimal mutant set: the live pairs it is drawn from, its size, and how many of
+    it were detected (or escaped)."""
 
     live: int
     minimal: int
@@ -77,40 +77,64 @@ def dominators(rows: Sequence[LedgerRow], hit: Callable[[LedgerRow], bool]) -> D
     return Dominators(live, minimal, hits)
 
 
-def _pool_size(pools: Sequence[OperatorPool], kind: str, scope: Scope, operator: str) -> tuple:
-    """(kept, drawn) over the pools of `kind` in `scope` and `operator` (or every operator,
-    or every operator of a `<family>/*`); (None, None) when run.json records no pools."""
-    chosen = [
-        p
-        for p in pools
-        if p.kind == kind
-        and (scope is Scope.POOLED or (scope is Scope.TOY) == (p.target == TOY_TARGET))
-        and (
-            operator == ALL
-            or p.operator == operator
-            or (operator.endswith("/*") and family_of(p.operator) == operator[:-2])
+@dataclass(frozen=True)
+class StratumCount:
+    """One (arm, operator) pool: the row's successes x of the n pairs in the rate's
+    denominator, `scored` pairs in n at all (infra errors left out), out of the pairs
+    `drawn` from the `kept` candidates (run.json's pools)."""
+
+    x: int
+    n: int
+    scored: int
+    drawn: int
+    kept: int
+
+    @property
+    def population(self) -> int:
+        """N_h: the kept candidates, scaled by the share of scored pairs the rate counts
+        (for escapes: the live share, so N_h estimates the live pool)."""
+        if self.drawn >= self.kept:
+            return self.kept
+        return max(self.n, round(self.kept * self.n / max(1, self.scored)))
+
+
+def strata(
+    rows: Sequence[LedgerRow],
+    pools: Sequence[OperatorPool],
+    success: Callable[[LedgerRow], bool],
+    counted: Callable[[LedgerRow], bool],
+) -> list[StratumCount] | None:
+    """The rows' strata: per (arm, operator), x = `success` among the rows `counted` (the
+    rate's denominator). None when run.json records no pool for one of them."""
+    kept = {(p.arm, p.operator): (p.drawn, p.kept) for p in pools}
+    grouped: dict[tuple[str, str], list[LedgerRow]] = defaultdict(list)
+    for r in rows:
+        grouped[(r.arm, r.operator)].append(r)
+    out = []
+    for key, members in sorted(grouped.items()):
+        if key not in kept:
+            return None
+        counted_rows = [r for r in members if counted(r)]
+        scored = sum(r.status.in_denominator for r in members)
+        drawn, total = kept[key]
+        out.append(
+            StratumCount(sum(map(success, counted_rows)), len(counted_rows), scored, drawn, total)
         )
-    ]
-    if not chosen:
-        return None, None
-    return sum(p.kept for p in chosen), sum(p.drawn for p in chosen)
+    return out
 
 
-def pool_interval(
-    x: int, n: int, undecided: int, kept: int | None, drawn: int | None
-) -> tuple[str, Bounds | None]:
-    """The pool's own rate: ("census", evidence bounds) when every kept candidate was drawn;
-    ("sample, FPC", Wilson under the FPC) when the sample is ≥ FPC_SHARE of the pool;
-    ("sample", None) below it, and ("unknown", None) when the pool is not recorded."""
-    if kept is None or drawn is None or kept == 0:
-        return "unknown", None
-    if drawn >= kept:
-        return "census", evidence_bounds(x, n - x - undecided, undecided)
-    if drawn / kept < FPC_SHARE or n == 0:
-        return "sample", None
-    # The pool's share of the scored pairs is the drawn share (infra_error pairs aside).
-    population = max(n, round(kept * n / drawn))
-    return "sample, FPC", fpc_wilson(x, n, population)
+PoolEstimate = tuple[float, Bounds]
+
+
+def pool_estimate(found: list[StratumCount] | None) -> tuple[str, PoolEstimate | None]:
+    """How the pool's rate is known: (census, None) when every stratum was drawn whole (the
+    caller gives the census figure); (stratified sample, (p_st, interval)) otherwise
+    (`stratified_wilson` over the strata's populations); (unknown, None) without pools."""
+    if not found:
+        return UNKNOWN, None
+    if all(s.drawn >= s.kept for s in found):
+        return CENSUS, None
+    return SAMPLE, stratified_wilson([Stratum(s.x, s.n, s.population) for s in found])
 
 
 def _dominator_cells(found: Dominators | None) -> tuple:
@@ -122,9 +146,11 @@ def _dominator_cells(found: Dominators | None) -> tuple:
 RECALL_NOTES = (
     "Two questions. pool: the recall on the candidates this plan could draw. A census "
     "(every kept candidate scored, draw: all) has no sampling error: its recall is known up "
-    "to the undecided pairs, [P/N, (P+U)/N]. A sample of at least 5% of its pool gets the "
-    "Wilson interval with the finite-population correction, n* = n(N-1)/(N-n) "
-    "(Cochran 1977, 3.2); below 5% none is shown.",
+    "to the undecided pairs, [P/n, (P+U)/n]. A sampled row is a stratified sample (strata = "
+    "each arm's operator pool, drawn at its own fraction): its plain recall is not the "
+    "pool's; the pool estimate is sum W_h p_h with W_h = N_h/N and its Wilson interval at "
+    "the design's effective size, finite-population correction in each stratum "
+    "(Cochran 1977, 5.3; pool N = kept candidates).",
     "other tools of this kind: the Wilson interval with the design effect over tools "
     "(the recall table's 95% CI (deff)); a superpopulation question that more mutants of the "
     "same tools do not narrow.",
@@ -134,50 +160,69 @@ RECALL_NOTES = (
 )
 
 
-def _recall_census_rows(rows: Sequence[LedgerRow], meta: RunMeta) -> list[Row]:
-    from harness.analysis.frame import ledger_frame
-    from harness.analysis.scoring import closed_world_recall
-
-    closed = [r for r in rows if arm_kind(r) is ArmKind.CLOSED_WORLD]
-    out = []
-    for r in closed_world_recall(ledger_frame(rows, meta)):
-        members = [
-            row
-            for row in closed
-            if (r.scope is Scope.POOLED or scope_of(row) is r.scope)
-            and (r.operator == ALL or row.operator == r.operator)
-        ]
-        kept, drawn = _pool_size(meta.pools, "closed_world", r.scope, r.operator)
-        c = r.counts
-        kind, interval = pool_interval(c.detected, c.n, c.undecided, kept, drawn)
-        found = dominators(members, lambda row: row.status is PairStatus.DETECTED)
-        out.append(
-            Row(
-                (
-                    r.scope.value,
-                    r.operator,
-                    c.n,
-                    kept,
-                    kind,
-                    r.recall.value,
-                    interval,
-                    _superpopulation(r.recall),
-                    *_dominator_cells(found),
-                ),
-                None,
-                c.post_hoc,
-                list(Scope).index(r.scope),
-            )
-        )
-    return out
+def _pool_cells(
+    kind: str, estimate: PoolEstimate | None, value: float | None, census: Bounds | None
+) -> tuple[float | None, Bounds | None]:
+    if kind == CENSUS:
+        return value, census
+    if estimate is not None:
+        return estimate
+    return None, None
 
 
 def _superpopulation(rate: Rate) -> Bounds:
     return (rate.clustered.lo, rate.clustered.hi)
 
 
+def _in_row(row: LedgerRow, operator: str) -> bool:
+    return (
+        operator == ALL
+        or row.operator == operator
+        or (operator.endswith("/*") and family_of(row.operator) == operator[:-2])
+    )
+
+
 def recall_census_table(rows: Sequence[LedgerRow], meta: RunMeta) -> Table | None:
-    body = _recall_census_rows(rows, meta)
+    from harness.analysis.frame import ledger_frame
+    from harness.analysis.scoring import closed_world_recall
+
+    closed = [r for r in rows if arm_kind(r) is ArmKind.CLOSED_WORLD]
+    body = []
+    for r in closed_world_recall(ledger_frame(rows, meta)):
+        members = [
+            row
+            for row in closed
+            if (r.scope is Scope.POOLED or scope_of(row) is r.scope) and _in_row(row, r.operator)
+        ]
+        found = strata(
+            members,
+            meta.pools,
+            lambda row: row.status is PairStatus.DETECTED,
+            lambda row: row.status.in_denominator,
+        )
+        kind, estimate = pool_estimate(found)
+        c = r.counts
+        value, interval = _pool_cells(kind, estimate, r.recall.value, c.evidence)
+        best = dominators(members, lambda row: row.status is PairStatus.DETECTED)
+        body.append(
+            Row(
+                (
+                    r.scope.value,
+                    r.operator,
+                    c.n,
+                    sum(s.kept for s in found) if found else None,
+                    kind,
+                    r.recall.value,
+                    value,
+                    interval,
+                    _superpopulation(r.recall),
+                    *_dominator_cells(best),
+                ),
+                None,
+                c.post_hoc,
+                list(Scope).index(r.scope),
+            )
+        )
     if not body:
         return None
     columns = (
@@ -185,9 +230,10 @@ def recall_census_table(rows: Sequence[LedgerRow], meta: RunMeta) -> Table | Non
         Column("operator", "operator", Kind.TEXT),
         Column("n", "n", Kind.INT),
         Column("pool N", "pool", Kind.INT),
-        Column("pool scored as", "pool_kind", Kind.TEXT),
+        Column("pool known by", "pool_kind", Kind.TEXT),
         Column("recall", "recall", Kind.FLOAT),
-        Column("pool: recall (census bounds or FPC 95% CI)", "pool_ci", Kind.INTERVAL),
+        Column("pool: recall", "pool_recall", Kind.FLOAT),
+        Column("pool: census bounds or 95% CI", "pool_ci", Kind.INTERVAL),
         Column("other tools of this kind: 95% CI (deff)", "superpopulation_ci", Kind.INTERVAL),
         Column("live (kill vector)", "live_with_kill_vector", Kind.TEXT),
         Column("minimal set", "minimal", Kind.INT),
@@ -205,23 +251,6 @@ def recall_census_table(rows: Sequence[LedgerRow], meta: RunMeta) -> Table | Non
     )
 
 
-def _escape_pool(
-    escape: Rate, pairs: int, kept: int | None, drawn: int | None
-) -> tuple[str, Bounds | None]:
-    """The pool's escape rate: a census knows it exactly (every live pair is decided); a
-    sample of at least FPC_SHARE of its pool gets the FPC Wilson interval, with the pool's
-    live pairs estimated as kept × the drawn live share."""
-    if kept is None or drawn is None or kept == 0:
-        return "unknown", None
-    if drawn >= kept:
-        value = escape.value
-        return "census", None if value is None else (value, value)
-    if drawn / kept < FPC_SHARE or not escape.n or not pairs:
-        return "sample", None
-    live_pool = max(escape.n, round(kept * escape.n / pairs))
-    return "sample, FPC", fpc_wilson(escape.x, escape.n, live_pool)
-
-
 def escape_census_table(rows: Sequence[LedgerRow], meta: RunMeta) -> Table | None:
     from harness.analysis.frame import ledger_frame
     from harness.analysis.scoring import open_world_escapes
@@ -230,27 +259,30 @@ def escape_census_table(rows: Sequence[LedgerRow], meta: RunMeta) -> Table | Non
     operators = sorted({r.operator for r in opened})
     body = []
     for e in open_world_escapes(ledger_frame(rows, meta)):
-        members = [
-            row
-            for row in opened
-            if e.operator == ALL
-            or row.operator == e.operator
-            or (e.operator.endswith("/*") and family_of(row.operator) == e.operator[:-2])
-        ]
-        kept, drawn = _pool_size(meta.pools, "open_world", Scope.POOLED, e.operator)
-        kind, interval = _escape_pool(e.escape, e.counts.n, kept, drawn)
-        found = dominators(members, lambda row: bool(row.live) and row.status is PairStatus.MISSED)
+        members = [row for row in opened if _in_row(row, e.operator)]
+        found = strata(
+            members, meta.pools, is_escape, lambda row: row.status.in_denominator and bool(row.live)
+        )
+        kind, estimate = pool_estimate(found)
+        value, interval = _pool_cells(
+            kind,
+            estimate,
+            e.escape.value,
+            (e.escape.value, e.escape.value) if e.escape.value is not None else None,
+        )
+        best = dominators(members, is_escape)
         body.append(
             Row(
                 (
                     escape_label(e, operators),
                     e.escape.n,
-                    kept,
+                    sum(s.kept for s in found) if found else None,
                     kind,
                     e.escape.value,
+                    value,
                     interval,
                     _superpopulation(e.escape),
-                    *_dominator_cells(found),
+                    *_dominator_cells(best),
                 ),
                 None,
                 e.counts.post_hoc,
@@ -263,9 +295,10 @@ def escape_census_table(rows: Sequence[LedgerRow], meta: RunMeta) -> Table | Non
         Column("operator", "operator", Kind.TEXT),
         Column("live", "live", Kind.INT),
         Column("pool N (pairs)", "pool", Kind.INT),
-        Column("pool scored as", "pool_kind", Kind.TEXT),
+        Column("pool known by", "pool_kind", Kind.TEXT),
         Column("escape rate", "escape_rate", Kind.FLOAT),
-        Column("pool: escape rate (census or FPC 95% CI)", "pool_ci", Kind.INTERVAL),
+        Column("pool: escape rate", "pool_escape_rate", Kind.FLOAT),
+        Column("pool: census or 95% CI", "pool_ci", Kind.INTERVAL),
         Column("other tools of this kind: 95% CI (deff)", "superpopulation_ci", Kind.INTERVAL),
         Column("live (kill vector)", "live_with_kill_vector", Kind.TEXT),
         Column("minimal set", "minimal", Kind.INT),
@@ -281,8 +314,9 @@ def escape_census_table(rows: Sequence[LedgerRow], meta: RunMeta) -> Table | Non
         notes=(
             "escape rate = escapes / live pairs. pool: a census (every kept candidate "
             "scored) knows its escape rate exactly (an escape is decided for every live "
-            "pair); a sample of at least 5% of its pool gets the FPC Wilson interval with "
-            "the pool's live pairs estimated as N x the drawn live share.",
+            "pair); a sampled row is a stratified sample (strata = each arm's operator "
+            "pool): the pool estimate weights each stratum by its live pool, estimated as "
+            "kept x the stratum's drawn live share, with the finite-population correction.",
             RECALL_NOTES[1],
             "Dominator escape rate: escapes among each tool's minimal set of live mutants "
             "(docs/ledger.md) / the set's size. not recorded: the ledger predates kill "

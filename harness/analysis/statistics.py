@@ -203,21 +203,6 @@ def finite_population_correction(n: int, population: int) -> float:
     return math.sqrt((population - n) / (population - 1))
 
 
-def fpc_wilson(x: float, n: float, population: int, z: float = Z95) -> Bounds:
-    """Wilson interval of p̂ = x/n for a sample of n from a pool of N, at the
-    variance-equivalent size n* = n·(N − 1)/(N − n), i.e. the binomial variance p(1−p)/n*
-    equals p(1−p)/n · FPC². A census (n = N) has no sampling error: (p̂, p̂).
-    `n` may be an effective size (n_eff); the share n/N is then taken on the drawn n.
-    Reference: Cochran (1977) §3.2; the Wilson form: Wilson (1927), as `wilson_interval`.
-    """
-    if n <= 0:
-        return (0.0, 1.0)
-    if n >= population:
-        return (x / n, x / n)
-    n_star = n * (population - 1) / (population - n)
-    return wilson_interval(x / n * n_star, n_star, z)
-
-
 # --- decidability of a prediction before the run -------------------------------------------
 
 Side = Literal["floor", "ceiling"]
@@ -319,3 +304,54 @@ def minimal_mutants(kills: dict[str, frozenset[str]]) -> list[str]:
             classes.setdefault(kills[mutant], mutant)
     sets = list(classes)
     return sorted(classes[s] for s in sets if not any(other < s for other in sets))
+
+
+class Stratum(NamedTuple):
+    """One stratum of a stratified sample: successes x of n drawn from a population N."""
+
+    x: int
+    n: int
+    population: int
+
+
+def stratified_wilson(strata: Sequence[Stratum], z: float = Z95) -> tuple[float, Bounds]:
+    """The population proportion from a stratified sample, and its Wilson interval at the
+    effective size of the design.
+
+    p_st = Σ W_h p_h with W_h = N_h/N. Variance: Σ W_h² FPC_h² p̃_h(1 − p̃_h)/n_h with
+    FPC_h² = (N_h − n_h)/(N_h − 1) (`finite_population_correction`) and
+    p̃_h = (x_h + 1)/(n_h + 2): the estimate's usual p_h(1 − p_h)/(n_h − 1) is
+    undefined at n_h = 1 and zero whenever p_h is 0 or 1, which a draw of one or three
+    pairs per operator gives almost always, and would call a mostly unsampled pool known;
+    the Laplace-smoothed p̃_h keeps every sampled stratum's share of the uncertainty (an
+    approximation, conservative for small n_h). A stratum drawn whole (n_h = N_h) adds none.
+    The interval is the Wilson interval at n_eff = p̃(1 − p̃)/v with p̃ = Σ W_h p̃_h (Kish's
+    effective size). Strata with n_h = 0 are left out (p_st is over the strata drawn). Every
+    stratum drawn whole: (p_st, p_st), a census.
+    Reference: Cochran (1977), Sampling Techniques, §5.3 and §5A.8 (proportions in
+    stratified random sampling); Kish (1965) §2.7 (effective size); Korn & Graubard (1998),
+    Survey Methodology 24(2), 193–201 (intervals at the effective size); Agresti & Coull
+    (1998), The American Statistician 52(2), 119–126 (adding successes and failures).
+    """
+    drawn = [s for s in strata if s.n > 0]
+    for s in drawn:
+        if not 0 <= s.x <= s.n <= s.population:
+            raise ValueError(f"need 0 <= x <= n <= N, got {s}")
+    total = sum(s.population for s in drawn)
+    if not drawn or total == 0:
+        return (0.0, (0.0, 1.0))
+    p = sum(s.population / total * s.x / s.n for s in drawn)
+    if all(s.n == s.population for s in drawn):
+        return (p, (p, p))
+    smoothed = [(s, (s.x + 1) / (s.n + 2)) for s in drawn]
+    variance = sum(
+        (s.population / total) ** 2
+        * finite_population_correction(s.n, s.population) ** 2
+        * q
+        * (1 - q)
+        / s.n
+        for s, q in smoothed
+    )
+    q = sum(s.population / total * q for s, q in smoothed)
+    n_eff = q * (1 - q) / variance
+    return (p, wilson_interval(p * n_eff, n_eff, z))
