@@ -174,12 +174,17 @@ def _superpopulation(rate: Rate) -> Bounds:
     return (rate.clustered.lo, rate.clustered.hi)
 
 
-def _in_row(row: LedgerRow, operator: str) -> bool:
+def _in_operator(member: str, operator: str) -> bool:
+    """Whether a pair of operator `member` counts in the table row named `operator`."""
     return (
         operator == ALL
-        or row.operator == operator
-        or (operator.endswith("/*") and family_of(row.operator) == operator[:-2])
+        or member == operator
+        or (operator.endswith("/*") and family_of(member) == operator[:-2])
     )
+
+
+def _in_row(row: LedgerRow, operator: str) -> bool:
+    return _in_operator(row.operator, operator)
 
 
 def recall_census_table(rows: Sequence[LedgerRow], meta: RunMeta) -> Table | None:
@@ -255,11 +260,18 @@ def escape_census_table(rows: Sequence[LedgerRow], meta: RunMeta) -> Table | Non
     from harness.analysis.frame import ledger_frame
     from harness.analysis.scoring import open_world_escapes
 
-    opened = [r for r in rows if arm_kind(r) is ArmKind.OPEN_WORLD]
-    operators = sorted({r.operator for r in opened})
+    by_operator: dict[str, list[LedgerRow]] = defaultdict(list)
+    for r in rows:
+        if arm_kind(r) is ArmKind.OPEN_WORLD:
+            by_operator[r.operator].append(r)
+    operators = sorted(by_operator)
     body = []
     for e in open_world_escapes(ledger_frame(rows, meta)):
-        members = [row for row in opened if _in_row(row, e.operator)]
+        # a row's members: its operator's rows, its family's, or all (grouped once: an
+        # exhaustive run has thousands of rows and hundreds of operators)
+        members = [
+            row for op in operators if _in_operator(op, e.operator) for row in by_operator[op]
+        ]
         found = strata(
             members, meta.pools, is_escape, lambda row: row.status.in_denominator and bool(row.live)
         )
