@@ -81,7 +81,10 @@ def last_published(root: Path, plan: str) -> Path | None:
     folder = root / "results" / "reference" / plan
     runs = []
     for manifest in sorted(folder.glob("*/run.json")) if folder.is_dir() else []:
-        meta = json.loads(manifest.read_text(encoding="utf-8"))
+        try:
+            meta = json.loads(manifest.read_text(encoding="utf-8"))
+        except (OSError, ValueError):  # unreadable: not a run to take a design effect from
+            continue
         if manifest.parent.name.startswith(f"{meta.get('freeze_id')}."):
             continue
         if meta.get("ended_at"):
