@@ -56,7 +56,13 @@ def test_an_undecidable_floor_warns_at_draw_and_is_listed(tmp_path: Path) -> Non
         ("pooled", "all", 2, True),
     ]
     assert rows[0].n_for_power == 16  # 16 of 16: lower end 0.806; 15 of 15: 0.796
-    assert len(undecidable_problems("plans/small.yaml", rows)) == 2
+    corpus = load_corpus(tmp_path, plan)
+    kept = sum(p.kept for p in corpus.pools if p.operator == "M-PRECOND")
+    assert rows[0].pool == kept > 2
+    problems = undecidable_problems("plans/small.yaml", rows)
+    assert len(problems) == 2
+    # The fix says whether drawing more can help at all: not beyond the pool.
+    assert ("the pool holds" in problems[0].fix) == (kept < 16)
 
     listed = harness_cli("plan", "check", "plans/small.yaml", cwd=tmp_path)
     assert listed.returncode == 0, listed.stderr

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from harness.analysis.scoring import (
@@ -70,6 +70,7 @@ class DecidabilityRow:
     p_decided: float | None
     n_for_power: int | None
     note: str = ""
+    pool: int | None = None  # kept candidates of the row's arms and operators (recall rows)
 
     @property
     def never(self) -> bool:
@@ -208,9 +209,10 @@ def check_plan(
         scopes = [s.value for s in Scope if ("recall_floor", s.value, op) in drawn]
         for scope in scopes or [Scope.POOLED.value]:
             tools = drawn.get(("recall_floor", scope, op), [])
-            out.append(
-                _row("recall_floor", scope, subject, "floor", bound, tools, published, icc, assume)
+            row = _row(
+                "recall_floor", scope, subject, "floor", bound, tools, published, icc, assume
             )
+            out.append(replace(row, pool=_pool(plan, corpus, scope, op)))
     for subject, bound in plan.predictions.escape_rate_ceiling.items():
         op = ALL if subject == POOLED_KEY else subject
         tools = drawn.get(("escape_rate_ceiling", Scope.POOLED.value, op), [])
@@ -251,6 +253,33 @@ def check_plan(
     return out
 
 
+def _pool(plan: Plan, corpus: Corpus, scope: str, operator: str) -> int | None:
+    """The kept candidates a closed-world row could ever draw (None: not recorded)."""
+    kinds = {a.name: a.kind for a in plan.arms}
+    chosen = [
+        p
+        for p in corpus.pools
+        if kinds.get(p.arm) is Arm.CLOSED_WORLD
+        and (operator == ALL or p.operator == operator)
+        and (scope == Scope.POOLED.value or (scope == Scope.TOY.value) == (p.target == TOY_TARGET))
+    ]
+    return sum(p.kept for p in chosen) if chosen else None
+
+
+def _fix(r: DecidabilityRow) -> str:
+    if r.n_for_power is None:
+        return "lower the bound or draw more pairs"
+    if r.pool is not None and r.n_for_power > r.pool:
+        return (
+            f"lower the bound: the pool holds {r.pool} candidates, fewer than the "
+            f"{r.n_for_power} that would decide it with 80% probability at {r.assumed:.3f}"
+        )
+    return (
+        f"draw n ≥ {r.n_for_power} in that scope (decided with 80% probability at "
+        f"{r.assumed:.3f}), or lower the bound"
+    )
+
+
 def undecidable_problems(plan_file: str, rows: list[DecidabilityRow]) -> list[Problem]:
     """One Problem per prediction that can never hold at its n (a warning, or an error under
     `predictions.undecidable: error`)."""
@@ -260,10 +289,7 @@ def undecidable_problems(plan_file: str, rows: list[DecidabilityRow]) -> list[Pr
             f"predictions.{r.kind}.{r.subject}",
             f"can never hold in scope {r.scope}: at n = {r.n} (deff {r.deff:.2f}) the best "
             f"outcome gives {r.best:.3f}, not {r.predicted}",
-            f"draw n ≥ {r.n_for_power} in that scope (decided with 80% probability at "
-            f"{r.assumed:.3f}), or lower the bound"
-            if r.n_for_power is not None
-            else "lower the bound or draw more pairs",
+            _fix(r),
         )
         for r in rows
         if r.never
