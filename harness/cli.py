@@ -230,6 +230,7 @@ def cmd_draw(args: argparse.Namespace) -> int:
             )
         exclude = record.all_used()
     corpus = draw(plan, root, exclude)
+    _check_predictions(plan_path, plan, root, corpus, False)
     by_arm = Counter(pair.arm for pair in corpus.pairs)
     folder = corpus_dir(root, plan)
     screened = sum(sum(p.screened.values()) for p in corpus.pools)
@@ -266,6 +267,7 @@ def cmd_freeze(args: argparse.Namespace) -> int:
 
     plan_path, plan, root = _plan(args)
     corpus = load_corpus(root, plan)
+    _check_predictions(plan_path, plan, root, corpus, False)
     record = freeze(plan_path, plan, root, [p.pair_id for p in corpus.pairs])
     console.print(
         f"froze plan {plan.name}: freeze {record.freeze_id} "
@@ -275,6 +277,43 @@ def cmd_freeze(args: argparse.Namespace) -> int:
     )
     for command in commit_commands(root, plan_path, record):
         console.print(f"    {command}", markup=False, soft_wrap=True)
+    return 0
+
+
+def _check_predictions(plan_path: Path, plan, root: Path, corpus, show: bool, **kw) -> None:
+    """`harness plan check`'s table (when `show`) and its warnings, or its errors under
+    `predictions.undecidable: error` (harness.analysis.decidability)."""
+    from harness.analysis.decidability import (
+        check_plan,
+        decidability_table,
+        last_published,
+        published_figures,
+        undecidable_problems,
+    )
+    from harness.analysis.render import to_rich
+    from harness.execution.freeze import read_record
+
+    run = last_published(root, plan.name)
+    published = published_figures(run) if run else None
+    rows = check_plan(plan, corpus, published, **kw)
+    if show:
+        record = read_record(root, plan)
+        freeze = record.freeze_id if record else "not frozen"
+        table = decidability_table(rows, plan.name, freeze, published and published.run)
+        console.print(to_rich(table, console.width))
+    problems = undecidable_problems(str(plan_path), rows)
+    if problems and plan.predictions.undecidable == "error":
+        raise UserError(problems)
+    for problem in problems:
+        err_console.print(f"warning: {problem.line()}", markup=False, soft_wrap=True)
+
+
+def cmd_plan_check(args: argparse.Namespace) -> int:
+    from harness.execution.draw import load_corpus
+
+    plan_path, plan, root = _plan(args)
+    corpus = load_corpus(root, plan)
+    _check_predictions(plan_path, plan, root, corpus, True, icc=args.icc, assume=args.assume)
     return 0
 
 
@@ -635,8 +674,19 @@ def build_parser() -> argparse.ArgumentParser:
     publish_cmd.add_argument("run_dir")
     publish_cmd.set_defaults(func=cmd_publish)
 
-    plan_cmd = sub.add_parser("plan", help="the plan JSON Schema, for editors")
+    plan_cmd = sub.add_parser("plan", help="the plan JSON Schema; check a plan's predictions")
     psub = plan_cmd.add_subparsers(dest="plan_command", required=True)
+    plan_check = psub.add_parser(
+        "check", help="can each prediction be decided at the drawn n? (also run by draw, freeze)"
+    )
+    plan_check.add_argument("plan", help="plans/NAME.yaml, drawn")
+    plan_check.add_argument(
+        "--icc", type=float, default=None, help="a stated ICC instead of the published deff"
+    )
+    plan_check.add_argument(
+        "--assume", type=float, default=None, help="the true rate P(held) is computed at"
+    )
+    plan_check.set_defaults(func=cmd_plan_check)
     plan_schema = psub.add_parser("schema", help="print the plan JSON Schema")
     plan_schema.add_argument("--output", default="-", help="file to write (default stdout)")
     plan_schema.set_defaults(func=cmd_schema)

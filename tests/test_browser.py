@@ -215,3 +215,120 @@ def test_the_viewer_shows_the_real_change_of_the_survivor(
     assert sum(text.strip() == "pass" for text in new) == 5
     assert not any(" = " in text for text in new)
     browser.save_screenshot(str(tmp_path / "viewer.png"))
+
+
+VIEWER_PLAN = """
+schema_version: 1
+name: viewer
+description: a killed mutant and a survivor for the viewer test (issue 29)
+seed: 29
+timeout_seconds: 60
+liveness_probes_per_tool: 6
+arms:
+  - name: bank
+    kind: closed_world
+    target: toy_domain
+    tools: [deposit]
+    operators: [M-PRECOND]
+    draw_per_operator: 2
+  - name: bank-open
+    kind: open_world
+    target: toy_domain
+    tools: [deposit, transfer]
+    operators: ["MM-string"]
+    draw_per_operator: 6
+"""
+
+
+def _viewer_page(payload: str, viewer_js: str, folder: Path) -> Path:
+    page = folder / "viewer.html"
+    script = viewer_js.replace("</script", "<\\/script")
+    data = payload.replace("</", "<\\/")
+    page.write_text(
+        '<!DOCTYPE html><html><head><meta charset="utf-8"></head><body>'
+        '<mutation-test-report-app title-postfix="harness"></mutation-test-report-app>'
+        f"<script>{script}</script>"
+        '<script>document.querySelector("mutation-test-report-app").report = '
+        f"{data};</script></body></html>",
+        encoding="utf-8",
+    )
+    return page
+
+
+def test_the_viewer_shows_killed_by_and_covered_by_clauses(browser, viewer_js, tmp_path) -> None:
+    """Issue 29, item 4: on a fresh schema-4 run, a killed mutant's drawer names the clause
+    that killed it and a survivor's says how many clauses covered it."""
+    import sys
+
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    root = tmp_path / "project"
+    (root / "plans").mkdir(parents=True)
+    (root / "plans" / "viewer.yaml").write_text(VIEWER_PLAN)
+    for command in (["draw"], ["freeze"], ["run", "--workers", "1"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "harness", command[0], "plans/viewer.yaml", *command[1:]],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+    (run,) = (root / "results" / "viewer").iterdir()
+    payload = (report(run, tmp_path / "report").mutation_report).read_text()
+    mutants = [m for f in json.loads(payload)["files"].values() for m in f["mutants"]]
+    tests = {
+        t["id"]: t["name"] for f in json.loads(payload)["testFiles"].values() for t in f["tests"]
+    }
+    killed = next(m for m in mutants if m["status"] == "Killed")
+    survivor = next(m for m in mutants if m["status"] == "Survived")
+    assert survivor["coveredBy"] and not survivor.get("killedBy")
+    page = _viewer_page(payload, viewer_js, tmp_path)
+    # One file: the viewer drops the directory the files share from its routes.
+    assert list(json.loads(payload)["files"]) == ["toy_domain/bank.py"]
+    file = "bank.py"
+    drawer_text = (
+        ALL_ELEMENTS
+        + """
+    return all(document.body, []).filter(e => e.tagName.toLowerCase() === 'mte-drawer-mutant')
+      .map(e => (e.shadowRoot ? e.shadowRoot.textContent : '') + e.textContent).join(' ');"""
+    )
+    find_dot = (
+        ALL_ELEMENTS
+        + """
+    return all(document.body, []).find(e => e.tagName.toLowerCase() === 'svg'
+      && e.getAttribute('data-mutant-id') === arguments[0]) || null;"""
+    )
+    click = (
+        find_dot.replace("return all", "const dot = all")
+        + """
+    dot.dispatchEvent(new MouseEvent('click', {bubbles: true, composed: true}));"""
+    )
+    # The viewer hides killed mutants until its Killed filter is ticked.
+    show_killed = (
+        ALL_ELEMENTS
+        + """
+    const box = all(document.body, []).find(e => e.id === 'filter-Killed');
+    if (box && !box.checked) box.click();
+    return !!box;"""
+    )
+    shown = {}
+    for mutant in (killed, survivor):
+        browser.get(f"{page.as_uri()}#mutant/{file}")
+        WebDriverWait(browser, 30).until(lambda d: d.execute_script(show_killed))
+        WebDriverWait(browser, 30).until(lambda d, m=mutant: d.execute_script(find_dot, m["id"]))
+        browser.execute_script(click, mutant["id"])
+        WebDriverWait(browser, 30).until(
+            lambda d: (
+                "Killed by" in d.execute_script(drawer_text)
+                or "Covered by" in d.execute_script(drawer_text)
+            )
+        )
+        shown[mutant["status"]] = " ".join(browser.execute_script(drawer_text).split())
+        browser.save_screenshot(str(tmp_path / f"viewer-{mutant['status']}.png"))
+    first_clause = tests[killed["killedBy"][0]]
+    assert f"Killed by: {first_clause}" in shown["Killed"]
+    assert f"Covered by {len(killed['coveredBy'])} tests" in shown["Killed"]
+    assert (
+        f"Covered by {len(survivor['coveredBy'])} tests (yet still survived)" in (shown["Survived"])
+    )

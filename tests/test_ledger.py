@@ -50,3 +50,14 @@ def test_a_pair_score_holds_exactly_the_row_fields_scoring_decides() -> None:
     }
     with pytest.raises(ValidationError):
         PairScore(status=PairStatus.MISSED, pair_id="p1")  # type: ignore[call-arg]
+
+
+def test_a_version_three_row_reads_as_not_recorded_even_if_it_carried_the_fields() -> None:
+    """Version 4 added kill_vector, graded_clauses and new_violations[].probe: an older row
+    has none of them recorded, whatever a hand edit put there."""
+    old = {**ROW, "schema_version": 3, "kill_vector": [0], "graded_clauses": ["pre.x"]}
+    row = LedgerRow.model_validate(old)
+    assert (row.kill_vector, row.graded_clauses) == (None, None)
+    new = LedgerRow.model_validate({**ROW, "kill_vector": [0, 2], "graded_clauses": ["pre.x"]})
+    assert (new.schema_version, new.kill_vector, new.graded_clauses) == (4, [0, 2], ["pre.x"])
+    assert LedgerRow.model_validate(new.model_dump(mode="json")) == new

@@ -79,10 +79,11 @@ def _write_run(folder: Path, rows: list[LedgerRow], post_hoc: bool = False, run:
 
 
 def test_report_reproduces_the_golden_files_byte_for_byte(example_report) -> None:
-    produced = {p.name: p for p in (example_report.out_dir / "tables").iterdir()}
+    tables = example_report.out_dir / "tables"  # the headline preset in tables/headline/
+    produced = {str(p.relative_to(tables)): p for p in tables.rglob("*") if p.is_file()}
     produced["macros.tex"] = example_report.macros
     produced["mutation-report.json"] = example_report.mutation_report
-    expected = {p.name: p for p in GOLDEN.iterdir()}
+    expected = {str(p.relative_to(GOLDEN)): p for p in GOLDEN.rglob("*") if p.is_file()}
     assert sorted(produced) == sorted(expected)
     for name, path in expected.items():
         assert produced[name].read_bytes() == path.read_bytes(), (
@@ -160,6 +161,9 @@ def test_every_table_names_its_freeze_in_every_format() -> None:
         "open_world_miss_causes",
         "grader_arm",
         "grader_tasks_by_tool",
+        "closed_world_recall_census",
+        "open_world_escapes_census",
+        "clause_yield",
         "per_tool",
         "predictions",
     ]
@@ -194,7 +198,11 @@ def test_open_world_escapes_and_causes() -> None:
     tables = {t.name: t for t in build_tables(rows, meta)}
     md = markdown(tables["open_world_escapes"])
     # all: 11 mutants, 10 pairs in n (one infra), 8 live, 5 escapes (live and missed)
-    assert "| all | 11 | 10 | 1 | 8 | 5 | 0.625 | [0.306, 0.863] |" in md
+    # The pooled row says loudly that it mixes the two generators (issue 29, item 5).
+    assert (
+        "| all (POOLED GENERATORS: Cosmic Ray + mutmut) | 11 | 10 | 1 | 8 | 5 | 0.625 | "
+        "[0.306, 0.863] |" in md
+    )
     causes = markdown(tables["open_world_miss_causes"])
     assert "| no_clause | 2 | 0.400 | 2 |" in causes
     assert "| unreached | 0 | 0.000 | 2 |" in causes
@@ -606,7 +614,13 @@ def test_mutation_report_places_mutants_at_their_site(tmp_path) -> None:
         "end": {"line": 12, "column": end_column},
     }
     assert located["status"] == "Killed"
-    assert located["killedBy"] == [v.clause_id for v in killed.new_violations]
+    assert located["killedBy"] == [
+        f"toy_domain/{killed.tool}#{v.clause_id}" for v in killed.new_violations
+    ]
+    # The clauses are the schema's tests, named by their clause ids, one file per tool.
+    tests = payload["testFiles"][f"contracts/toy_domain/{killed.tool}"]["tests"]
+    assert {t["name"] for t in tests} >= {v.clause_id for v in killed.new_violations}
+    assert "coveredBy" not in located  # a row before ledger version 4 did not record it
     assert by_id[unreached.pair_id]["status"] == "NoCoverage"
 
 

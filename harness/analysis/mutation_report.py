@@ -4,7 +4,11 @@ HTML viewer and dashboards can show which mutants the checker killed.
 Only defect-injecting arms (closed world, open world) are listed: a control is not a
 defect, so its "survival" is the right answer and would distort the mutation score; the
 precision tables report controls. A mutant's id is its pair id (one mutant may be scored
-against several tools); `killedBy` lists the clauses that newly VIOLATE.
+against several tools). The clauses play the schema's tests: a test id is
+`<target>/<tool>#<clause id>` (clause ids repeat across tools), named by its clause id,
+listed under `testFiles` per tool; `killedBy` lists the clauses that newly VIOLATE,
+`coveredBy` the clauses the checker graded on the mutated tool (ledger version 4; left out
+for older rows, which did not record it).
 
 Each mutant's location is the exact span its diff changes and `replacement` the text put
 there: the mutant's unified diff applied to the installed file, then the longest common
@@ -63,6 +67,7 @@ class MutantResult(_Model):
     status: MutantStatus
     statusReason: str | None = None
     killedBy: list[str] | None = None
+    coveredBy: list[str] | None = None
     description: str | None = None
     replacement: str | None = None
 
@@ -80,11 +85,43 @@ class Thresholds(_Model):
     low: int = 60
 
 
+class TestDefinition(_Model):
+    id: str
+    name: str
+
+
+class TestFile(_Model):
+    tests: list[TestDefinition]
+
+
 class MutationTestReport(_Model):
     schemaVersion: str = SCHEMA_VERSION
     thresholds: Thresholds = Thresholds()
     files: dict[str, FileResult]
+    testFiles: dict[str, TestFile] | None = None
     config: dict[str, str | bool]
+
+
+def clause_test_id(target: str, tool: str, clause_id: str) -> str:
+    """The schema's test id of a clause: unique across tools."""
+    return f"{target}/{tool}#{clause_id}"
+
+
+def _test_files(rows: list[LedgerRow]) -> dict[str, TestFile] | None:
+    """One test file per tool (`<target>/<tool>` contract), a test per clause that killed or
+    covered one of the rows' mutants; None when there is none."""
+    clauses: dict[str, set[str]] = {}
+    for row in rows:
+        named = {v.clause_id for v in row.new_violations} | set(row.graded_clauses or [])
+        clauses.setdefault(f"{row.target}/{row.tool}", set()).update(named)
+    files = {
+        f"contracts/{key}": TestFile(
+            tests=[TestDefinition(id=f"{key}#{c}", name=c) for c in sorted(names)]
+        )
+        for key, names in sorted(clauses.items())
+        if names
+    }
+    return files or None
 
 
 def status_of(row: LedgerRow) -> tuple[MutantStatus, str | None]:
@@ -213,6 +250,7 @@ def mutation_report(
 ) -> MutationTestReport:
     """`read_source(target, file)` gives the installed file's text or "" (I/O stays outside).
     Without a corpus, each mutant sits at 1:1 of a file named `<target>/<tool>`."""
+    rows = list(rows)
     mutants = {p.pair_id: p.mutant for p in corpus.pairs} if corpus else {}
     files: dict[str, FileResult] = {}
     for row in sorted(rows, key=lambda r: r.pair_id):
@@ -240,10 +278,20 @@ def mutation_report(
                 replacement=replacement,
                 status=status,
                 statusReason=reason,
-                killedBy=[v.clause_id for v in row.new_violations] if status == "Killed" else None,
+                killedBy=[
+                    clause_test_id(row.target, row.tool, v.clause_id) for v in row.new_violations
+                ]
+                if status == "Killed"
+                else None,
+                coveredBy=None
+                if row.graded_clauses is None
+                else [clause_test_id(row.target, row.tool, c) for c in row.graded_clauses],
                 description=f"{row.operator} {where}, scored against tool {row.tool}",
             )
         )
     for file in files.values():
         file.mutants.sort(key=lambda m: (m.location.start.line, m.id))
-    return MutationTestReport(files=dict(sorted(files.items())), config=config)
+    reported = [r for r in rows if arm_kind(r) in REPORTED_ARMS]
+    return MutationTestReport(
+        files=dict(sorted(files.items())), testFiles=_test_files(reported), config=config
+    )

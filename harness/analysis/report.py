@@ -117,6 +117,20 @@ def write_tables(tables: Sequence[Table], folder: Path) -> list[Path]:
     return [folder / name for name in names]
 
 
+def write_headline(tables: Sequence[Table], folder: Path) -> list[Path]:
+    """The headline preset of the tables that have one (harness.analysis.headline), as
+    LaTeX in `folder/headline/`: the tables a paper prints; the full ones are its appendix."""
+    from harness.analysis.headline import HEADLINE_DIR, headline_tables, render_headline_latex
+
+    paths = []
+    for table in headline_tables(tables):
+        path = folder / HEADLINE_DIR / f"{table.name}.tex"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write(path, render_headline_latex(table))
+        paths.append(path)
+    return paths
+
+
 def macros_text(tables: Sequence[Table], run: RunMeta, unfinished: str | None = None) -> str:
     header = [
         f"Numbers of run {run.run} of plan {run.plan}, freeze {run.freeze_id}"
@@ -179,6 +193,7 @@ def report(run_dir: Path, out_dir: Path | None = None, strict: bool = False) -> 
         notes.append(f"the plan's predictions are unknown ({why}): only negative controls scored")
     tables = build_tables(rows, run)
     table_paths = write_tables(tables, out_dir / TABLES_DIR)
+    table_paths += write_headline(tables, out_dir / TABLES_DIR)
     frame = ledger_frame(rows, run)
     if with_grader(frame).empty:
         notes.append(NO_GRADER_NOTE)

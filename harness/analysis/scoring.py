@@ -10,7 +10,7 @@ tool (within its target) is its cluster for the design effect.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cached_property
@@ -521,6 +521,24 @@ def family_of(operator: str) -> str:
     """`CR-core/ReplaceBinaryOperator_Add_Sub` → `CR-core`; `MM-string` → `MM`."""
     head = operator.split("/", 1)[0]
     return head if "/" in operator else head.split("-", 1)[0]
+
+
+GENERATORS = {"CR": "Cosmic Ray", "MM": "mutmut"}  # an open-world operator's name prefix
+
+
+def generator_of(operator: str) -> str:
+    """`CR-core/NumberReplacer` → `Cosmic Ray`; `MM-string` → `mutmut`; else the prefix."""
+    head = family_of(operator).split("-", 1)[0]
+    return GENERATORS.get(head, head)
+
+
+def escape_label(row: EscapeRow, operators: Sequence[str]) -> str:
+    """The operator cell of an escape row: the `all` row says loudly when it pools several
+    generators (their operators are not one population: never read it as one)."""
+    generators = sorted({generator_of(op) for op in operators})
+    if row.operator != ALL or len(generators) < 2:
+        return row.operator
+    return f"all (POOLED GENERATORS: {' + '.join(generators)})"
 
 
 def open_world_escapes(frame: pd.DataFrame) -> list[EscapeRow]:

@@ -35,6 +35,7 @@ from harness.analysis.scoring import (
     closed_world_recall,
     control_specificity,
     escape_causes,
+    escape_label,
     flag_precision,
     grader_arm,
     grader_tasks_by_tool,
@@ -547,10 +548,11 @@ def escape_table(escapes: Sequence[EscapeRow], meta: RunMeta) -> Table:
         Column("95% CI (deff)", "escape_rate_ci_deff", Kind.INTERVAL, ""),
         Column("n_eff", "n_eff", Kind.FLOAT, "Neff"),
     )
+    operators = [r.operator for r in escapes if r.operator != ALL and "/*" not in r.operator]
     rows = tuple(
         Row(
             (
-                r.operator,
+                escape_label(r, operators),
                 r.counts.mutants,
                 r.counts.n,
                 r.counts.infra,
@@ -578,7 +580,9 @@ def escape_table(escapes: Sequence[EscapeRow], meta: RunMeta) -> Table:
             "pairs = pairs drawn less infra_error; live = the mutant differs from the "
             "original on the independent probe corpus; escape = live and missed.",
             "escape rate = escapes / live pairs. " + DEFF_NOTE,
-            "<family>/* rows pool the family's operators; all pools every operator.",
+            "<family>/* rows pool the family's operators; all pools every operator, and "
+            "says POOLED GENERATORS when it mixes Cosmic Ray with mutmut: read the family "
+            "rows for either generator.",
         ),
         run_post_hoc=meta.post_hoc,
     )
@@ -903,6 +907,14 @@ def _tables(rows: Sequence[LedgerRow], meta: RunMeta) -> list[Table]:
     if grader := grader_arm(frame):  # none for targets without a grader (the toy domain)
         tables.append(grader_table(grader, meta))
         tables.append(grader_tasks_table(grader_tasks_by_tool(frame), meta))
+    # Census and superpopulation, dominator recall, clause yield: harness.analysis.census
+    # and .clause_yield (issue 29), kept out of this module.
+    from harness.analysis.census import escape_census_table, recall_census_table
+    from harness.analysis.clause_yield import clause_yield_table
+
+    tables += [t for t in (recall_census_table(rows, meta), escape_census_table(rows, meta)) if t]
+    if (clauses := clause_yield_table(rows, meta)) is not None:
+        tables.append(clauses)
     if tools := per_tool(frame):
         tables.append(tool_table(tools, meta))
     if meta.pools:

@@ -1,6 +1,6 @@
 """The ledger: one JSON line per scored pair, append-only, flushed and fsynced per row.
 
-Schema version `LEDGER_SCHEMA_VERSION` (3; the fields: docs/ledger.md). Rows of an older
+Schema version `LEDGER_SCHEMA_VERSION` (4; the fields: docs/ledger.md). Rows of an older
 version are read through `LedgerRow._migrate`, never rewritten. A row is written once, by
 the single writer (the runner's parent process). A run killed mid-write leaves at most a
 torn last line, which `open_ledger` cuts off before resuming, so that pair is simply run
@@ -18,10 +18,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from harness.checker.verdicts import DefectClass, Verdict, Witness
+from harness.checker.verdicts import DefectClass, ProbeRecord, Verdict, Witness
 
-LEDGER_SCHEMA_VERSION = 3  # 2 added grader_caught, grader_tasks (null in version 1 rows);
-# 3 added skipped_by_coverage and reused_runs (false and 0 in older rows)
+LEDGER_SCHEMA_VERSION = 4  # 2 added grader_caught, grader_tasks (null in version 1 rows);
+# 3 added skipped_by_coverage and reused_runs (false and 0 in older rows); 4 added
+# kill_vector, graded_clauses and new_violations[].probe (null in older rows: not recorded)
 # How a row was obtained, not what it says: left out of `LedgerRow.comparable`.
 HOW_OBTAINED = frozenset({"timing", "skipped_by_coverage", "reused_runs"})
 
@@ -63,6 +64,11 @@ class NewViolation(BaseModel):
     model_config = ConfigDict(extra="forbid")
     clause_id: str
     defect_class: DefectClass | None
+    probe: ProbeRecord | None = Field(
+        default=None,
+        description="The probe that revealed the violation: the last call of the clause's "
+        "witness (null in rows before version 4: not recorded)",
+    )
 
 
 class Timing(BaseModel):
@@ -90,6 +96,8 @@ class PairScore(BaseModel):
     error: str | None = None
     skipped_by_coverage: bool = False  # scored without a worker (harness.execution.coverage)
     reused_runs: int = 0  # runs whose outcome was taken from the original
+    kill_vector: list[int] | None = None
+    graded_clauses: list[str] | None = None
 
 
 class LedgerRow(BaseModel):
@@ -133,6 +141,17 @@ class LedgerRow(BaseModel):
         description="Runs (liveness calls, grader replays or evaluations, the checker) whose "
         "outcome was taken from the original's instead of being run again",
     )
+    kill_vector: list[int] | None = Field(
+        default=None,
+        description="Indices of the tool's liveness-corpus calls on which the mutant's "
+        "observation differs from the original's (empty: not live); null: not recorded "
+        "(rows before version 4, and pairs that never ran)",
+    )
+    graded_clauses: list[str] | None = Field(
+        default=None,
+        description="Clauses the checker graded on the mutated tool (CONFORMS or VIOLATES on "
+        "at least one probe): the clauses that covered the mutant; null: not recorded",
+    )
     timing: Timing
 
     @model_validator(mode="before")
@@ -151,6 +170,8 @@ class LedgerRow(BaseModel):
             )
         if version == 1:  # a v1 row read and dumped again holds the two fields as null and []
             data = {"grader_caught": None, "grader_tasks": [], **data}
+        if isinstance(version, int) and version < 4:  # never recorded: null, never guessed
+            data = {**data, "kill_vector": None, "graded_clauses": None}
         return data
 
     def comparable(self) -> dict[str, Any]:

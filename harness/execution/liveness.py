@@ -134,3 +134,13 @@ def differences(original: list[Observation], mutant: list[Observation]) -> list[
         for key in ("post", "after_reset"):
             found += [f"{key}.{d.dotted()}" for d in diff(before[key], after[key], limit=20)]
     return sorted(set(found))
+
+
+def kill_vector(original: list[Observation], mutant: list[Observation]) -> list[int]:
+    """The indices of the corpus calls whose observations differ (`differences` per call):
+    the calls that kill the mutant, for dynamic subsumption (harness.analysis.dominators)."""
+    return [
+        index
+        for index, (before, after) in enumerate(zip(original, mutant, strict=True))
+        if differences([before], [after])
+    ]

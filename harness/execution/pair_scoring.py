@@ -40,7 +40,7 @@ from harness.execution.ledger import (
     PairScore,
     PairStatus,
 )
-from harness.execution.liveness import Observation, differences, observe
+from harness.execution.liveness import Observation, differences, kill_vector, observe
 from harness.execution.miss_cause import call_changes, clause_patterns, miss_cause
 from harness.execution.negative_controls import patched_contract
 from harness.execution.plan import Plan
@@ -371,7 +371,12 @@ def _decide(
     mutant = pair.mutant
     key = (mutant.target, pair.tool)
     found = differences(ctx.observations[key], observations)
-    seen = {"live": bool(found), "grader_caught": caught, "grader_tasks": tasks}
+    seen = {
+        "live": bool(found),
+        "grader_caught": caught,
+        "grader_tasks": tasks,
+        "kill_vector": kill_vector(ctx.observations[key], observations),
+    }
     if isinstance(report, Exception):  # the checker under test failed on this mutant
         return PairScore(
             **seen,
@@ -379,6 +384,9 @@ def _decide(
             miss_cause=MissCause.CHECKER_CRASH,
             error=f"{type(report).__name__}: {report}",
         )
+    seen["graded_clauses"] = sorted(
+        c.clause_id for c in report.clauses if c.verdict is not Verdict.UNTESTABLE
+    )
     baseline = {c.clause_id for c in ctx.baselines[key].violations()}
     new = [c for c in report.violations() if c.clause_id not in baseline]
     if new:
@@ -388,7 +396,12 @@ def _decide(
             status=PairStatus.DETECTED,
             tool_verdict=report.verdict,
             new_violations=[
-                NewViolation(clause_id=c.clause_id, defect_class=c.defect_class) for c in new
+                NewViolation(
+                    clause_id=c.clause_id,
+                    defect_class=c.defect_class,
+                    probe=c.witness.probes[-1] if c.witness and c.witness.probes else None,
+                )
+                for c in new
             ],
             class_matched=None if mutant.defect_class is None else mutant.defect_class in classes,
             witness=new[0].witness,

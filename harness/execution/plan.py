@@ -108,6 +108,11 @@ class Predictions(_Strict):
         description="Open-world operator, `<family>/*` or `all` -> escape rate (live "
         "misses / live pairs) expected at most",
     )
+    undecidable: Literal["warn", "error"] = Field(
+        default="warn",
+        description="A prediction that can never hold at its drawn n (`harness plan check`): "
+        "warn (the default) prints it at draw and freeze; error makes them refuse",
+    )
     notes: str | None = None
 
 

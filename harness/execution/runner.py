@@ -169,6 +169,8 @@ def _row(job: RunJob, pair: DrawnPair, outcome: PairOutcome) -> LedgerRow:
         error=score.error,
         skipped_by_coverage=score.skipped_by_coverage,
         reused_runs=score.reused_runs,
+        kill_vector=score.kill_vector,
+        graded_clauses=score.graded_clauses,
     )
 
 
