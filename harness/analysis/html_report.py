@@ -5,8 +5,8 @@ predictions held, failed and undecided (the failed ones named), and the forest p
 headline tables, each scrolling inside its own box (the page itself never scrolls sideways),
 and every pair with its status, diff, witness and miss cause, filterable by arm, operator,
 target, tool and status; a pair's diff and a long witness open in place. Survivors first: the
-pairs of a defect-injecting arm (closed or open world) whose mutant survived (missed; live ones, the escapes, before the
-rest); then flagged controls (false positives), the undecided, the infra errors, and last
+pairs of a defect-injecting arm (closed or open world) whose mutant survived (missed; live
+ones, the escapes, before the rest); then flagged controls (false positives), the undecided, the infra errors, and last
 what went right (detected mutants, controls not flagged). The pair list and its counts come
 from the ledger frame; the page is deterministic (no dates): the same ledger, the same bytes.
 """
