@@ -1,14 +1,15 @@
 """report.html: one self-contained page a person browses (no network, no external file: the
-styles, the script and the forest plot are inlined). Verdict first: the first screen holds the
-plan, the freeze and whether its record was committed before the run, a banner with the
-predictions held, failed and undecided (the failed ones named), and the forest plot. Then the
-headline tables, each scrolling inside its own box (the page itself never scrolls sideways),
-and every pair with its status, diff, witness and miss cause, filterable by arm, operator,
-target, tool and status; a pair's diff and a long witness open in place. Survivors first: the
-pairs of a defect-injecting arm (closed or open world) whose mutant survived (missed; live
-ones, the escapes, before the rest); then flagged controls (false positives), the undecided, the infra errors, and last
-what went right (detected mutants, controls not flagged). The pair list and its counts come
-from the ledger frame; the page is deterministic (no dates): the same ledger, the same bytes.
+styles, the script and the forest plot are inlined). Verdict first: the first screen holds
+the plan, the freeze and whether its record was committed before the run, a banner with the
+predictions held, failed and undecided (the failed ones named), and the forest plot. Then
+the headline tables, each scrolling inside its own box (the page itself never scrolls
+sideways), and every pair with its status, diff, witness and miss cause, filterable by arm,
+operator, target, tool and status; a pair's diff and a long witness open in place. Survivors
+first: the pairs of a defect-injecting arm (closed or open world) whose mutant survived
+(missed; live ones, the escapes, before the rest); then flagged controls (false positives),
+the undecided, the infra errors, and last what went right (detected mutants, controls not
+flagged). The pair list and its counts come from the ledger frame; the page is deterministic
+(no dates): the same ledger, the same bytes.
 """
 
 from __future__ import annotations
