@@ -237,9 +237,12 @@ def test_report_html_first_screen_answers_the_question(browser, tmp_path) -> Non
             )
             assert 0 <= box[0] < box[1] <= height, (element_id, box, height)
         forest_image = browser.find_element("css selector", "img.forest")
-        assert browser.execute_script(
-            "const r = arguments[0].getBoundingClientRect(); return r.bottom;", forest_image
-        ) <= height
+        assert (
+            browser.execute_script(
+                "const r = arguments[0].getBoundingClientRect(); return r.bottom;", forest_image
+            )
+            <= height
+        )
         banner = _text(browser, "verdict")
         assert "29 predictions scored: 15 held, 1 failed, 13 undecided" in banner
         assert "recall_floor real M-PARTIAL: 0.611 [0.386, 0.797], predicted ≥ 0.800" in banner

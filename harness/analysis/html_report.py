@@ -112,9 +112,7 @@ WITNESS_INLINE = 160  # characters of a witness shown before it opens in place
 def _witness_html(witness: str) -> str:
     if len(witness) <= WITNESS_INLINE:
         return _e(witness)
-    return (
-        f"<details><summary>{_e(witness[:WITNESS_INLINE])}…</summary>{_e(witness)}</details>"
-    )
+    return f"<details><summary>{_e(witness[:WITNESS_INLINE])}…</summary>{_e(witness)}</details>"
 
 
 def _freeze_html(run: RunMeta) -> str:
