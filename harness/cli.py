@@ -338,6 +338,8 @@ def _same_run(args: argparse.Namespace) -> list[str]:
 def cmd_run(args: argparse.Namespace) -> int:
     from harness.analysis import load_run_meta, main_tables
     from harness.analysis.predictions import score_predictions
+    from harness.analysis.report import REPORT_HTML
+    from harness.analysis.verdict import report_pointer
     from harness.execution.executors import executor_for
     from harness.execution.isolation import interrupts_as_keyboard
     from harness.execution.progress import RunProgress
@@ -387,27 +389,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     for table in main_tables(result.rows, meta, width=console.width):
         console.print(table)
     scored = [] if meta.comparison_run else score_predictions(result.rows, meta.predictions)
-    return _predictions_exit(scored, args.strict)
+    page = result.run_dir / REPORT_HTML
+    return _predictions_exit(scored, args.strict, report_pointer(result.run_dir, page))
 
 
-def _predictions_exit(predictions: Sequence[PredictionRow], strict: bool) -> int:
-    """One line on the predictions; exit 3 under --strict when any failed."""
+def _predictions_exit(predictions: Sequence[PredictionRow], strict: bool, report: str) -> int:
+    """The verdict in three lines (`harness.analysis.verdict`); exit 3 under --strict when a
+    prediction failed."""
     from harness.analysis.predictions import PREDICTION_FAILED_EXIT, failed
+    from harness.analysis.verdict import verdict_lines
 
-    wrong = failed(predictions)
-    if not predictions:
-        console.print("predictions: none to score")
-        return 0
-    console.print(
-        f"predictions: {len(predictions)} scored, {len(wrong)} failed"
-        + (
-            ": " + ", ".join(f"{p.kind.value} {p.scope} {p.subject}" for p in wrong)
-            if wrong
-            else ""
-        ),
-        markup=False,
-    )
-    return PREDICTION_FAILED_EXIT if strict and wrong else 0
+    for line in verdict_lines(predictions, report):
+        console.print(line, markup=False, soft_wrap=True)
+    return PREDICTION_FAILED_EXIT if strict and failed(predictions) else 0
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
@@ -465,7 +459,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         + f"{result.macros.name}, {result.mutation_report.name} and {result.html.name} "
         + f"under {result.out_dir}"
     )
-    return _predictions_exit(result.predictions, args.strict)
+    return _predictions_exit(result.predictions, args.strict, str(result.html))
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

@@ -332,3 +332,54 @@ def test_the_viewer_shows_killed_by_and_covered_by_clauses(browser, viewer_js, t
     assert (
         f"Covered by {len(survivor['coveredBy'])} tests (yet still survived)" in (shown["Survived"])
     )
+
+
+CURRENT = ROOT / "results" / "reference" / "closed_world" / "3d9ec0a5947a323f"
+ARTIFACTS = ROOT / "test-artifacts"  # kept for a person to look at (gitignored)
+
+
+def test_report_html_first_screen_answers_the_question(browser, tmp_path) -> None:
+    """At 1366x768 the first screen holds the plan and freeze, the verdict banner (the failed
+    prediction named) and the whole forest plot; the page never scrolls sideways."""
+    out = report(CURRENT, tmp_path / "report").out_dir
+    browser.set_window_size(1366, 768)
+    try:
+        browser.get((out / "report.html").as_uri())
+        height = browser.execute_script("return window.innerHeight")
+        for element_id in ("verdict", "forest"):
+            box = browser.execute_script(
+                "const r = document.getElementById(arguments[0]).getBoundingClientRect();"
+                "return [r.top, r.bottom];",
+                element_id,
+            )
+            assert 0 <= box[0] < box[1] <= height, (element_id, box, height)
+        forest_image = browser.find_element("css selector", "img.forest")
+        assert (
+            browser.execute_script(
+                "const r = arguments[0].getBoundingClientRect(); return r.bottom;", forest_image
+            )
+            <= height
+        )
+        banner = _text(browser, "verdict")
+        assert "29 predictions scored: 15 held, 1 failed, 13 undecided" in banner
+        assert "recall_floor real M-PARTIAL: 0.611 [0.386, 0.797], predicted ≥ 0.800" in banner
+        freeze = browser.find_element("css selector", "p.freeze").text
+        assert "record committed in b56582c38a40 before the run started" in freeze
+        widths = browser.execute_script(
+            "const d = document.documentElement; return [d.scrollWidth, d.clientWidth];"
+        )
+        assert widths[0] == widths[1], widths
+        # every headline table scrolls in its own box instead
+        boxes = browser.find_elements("css selector", "div.scroll")
+        assert boxes and all(b.size["width"] <= widths[1] for b in boxes)
+        ARTIFACTS.mkdir(exist_ok=True)
+        browser.save_screenshot(str(ARTIFACTS / "report-first-screen.png"))
+        # a survivor's witness and diff open in place
+        survivor = browser.find_element("css selector", "tr.pair.survivor")
+        details = survivor.find_elements("css selector", "details")
+        assert details, "a survivor has its diff in place"
+        details[-1].find_element("css selector", "summary").click()
+        assert details[-1].get_attribute("open") is not None
+        assert survivor.find_element("css selector", "pre.diff").is_displayed()
+    finally:
+        browser.set_window_size(1400, 1100)

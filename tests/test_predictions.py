@@ -292,7 +292,10 @@ def test_bad_predictions_are_one_line_errors(tmp_path, predictions, message):
 def test_report_strict_exits_3_on_a_failed_prediction_and_0_without(tmp_path):
     lenient = harness("report", str(FIXTURE), "--out", str(tmp_path / "a"), cwd=tmp_path)
     assert lenient.returncode == 0, lenient.stderr
-    assert "predictions: 14 scored, 3 failed" in lenient.stdout
+    assert "verdict: 14 predictions scored: 7 held, 3 failed, 4 undecided" in lenient.stdout
+    failed = "failed: recall_floor toy M-RESET: 0.200 [0.036, 0.624], predicted ≥ 0.900;"
+    assert failed in lenient.stdout
+    assert f"report: {tmp_path / 'a' / 'report.html'}" in lenient.stdout
     strict = harness("report", str(FIXTURE), "--out", str(tmp_path / "b"), "--strict", cwd=tmp_path)
     assert strict.returncode == 3, strict.stdout + strict.stderr
     assert "recall_floor toy M-RESET" in strict.stdout

@@ -81,6 +81,6 @@ def test_a_finished_run_has_no_such_label(tmp_path):
     done = harness("report", str(FIXTURE), "--out", str(out), "--strict")
     # not refused (2): the 3 is --strict's verdict on the fixture's failed predictions
     assert done.returncode == 3, done.stderr
-    assert "predictions: 14 scored, 3 failed" in done.stdout
+    assert "verdict: 14 predictions scored: 7 held, 3 failed, 4 undecided" in done.stdout
     assert "unfinished" not in done.stdout.lower()
     assert not any("UNFINISHED" in p.read_text() for p in (out / "tables").iterdir())

@@ -1,11 +1,15 @@
 """report.html: one self-contained page a person browses (no network, no external file: the
-styles, the script and the forest plot are inlined). It shows the run's headline tables, the
-forest plot, and every pair with its status, diff, witness and miss cause, filterable by arm,
-operator, target, tool and status. Survivors first: the pairs of a defect-injecting arm
-(closed or open world) whose mutant survived (missed; live ones, the escapes, before the
-rest); then flagged controls (false positives), the undecided, the infra errors, and last
-what went right (detected mutants, controls not flagged). The pair list and its counts come
-from the ledger frame; the page is deterministic (no dates): the same ledger, the same bytes.
+styles, the script and the forest plot are inlined). Verdict first: the first screen holds
+the plan, the freeze and whether its record was committed before the run, a banner with the
+predictions held, failed and undecided (the failed ones named), and the forest plot. Then
+the headline tables, each scrolling inside its own box (the page itself never scrolls
+sideways), and every pair with its status, diff, witness and miss cause, filterable by arm,
+operator, target, tool and status; a pair's diff and a long witness open in place. Survivors
+first: the pairs of a defect-injecting arm (closed or open world) whose mutant survived
+(missed; live ones, the escapes, before the rest); then flagged controls (false positives),
+the undecided, the infra errors, and last what went right (detected mutants, controls not
+flagged). The pair list and its counts come from the ledger frame; the page is deterministic
+(no dates): the same ledger, the same bytes.
 """
 
 from __future__ import annotations
@@ -16,9 +20,11 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from harness.analysis.predictions import PredictionRow
 from harness.analysis.render import text_frame
 from harness.analysis.runs import RunMeta
 from harness.analysis.tables import Table
+from harness.analysis.verdict import describe, verdict_of
 from harness.execution.draw import Corpus
 
 FILTERS = ("arm_kind", "arm", "operator", "target", "tool", "status")
@@ -27,9 +33,19 @@ UNDECIDED = ("untestable", "timeout", "crash", "compile_error")
 
 
 _STYLE = """
-body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; }
-h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
+body { font: 14px/1.4 system-ui, sans-serif; margin: 1em 1.5em; color: #222; }
+h1 { font-size: 1.3em; margin: 0 0 .3em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
+p.freeze { margin: 0 0 .5em; color: #333; }
+#verdict { border-radius: 4px; padding: .5em .8em; margin: .4em 0; }
+#verdict.held { background: #e6f4ea; border: 1px solid #7bb58a; }
+#verdict.failed { background: #fdecea; border: 1px solid #d77; }
+#verdict.none { background: #f1f1f1; border: 1px solid #bbb; }
+#verdict .counts { font-size: 1.15em; font-weight: bold; }
+#verdict ul { margin: .3em 0 0; padding-left: 1.2em; }
+.scroll { overflow-x: auto; max-width: 100%; }
 table { border-collapse: collapse; margin: .4em 0; }
+#pair-table td { overflow-wrap: anywhere; }
+table.headline th { white-space: nowrap; }
 th, td { border-bottom: 1px solid #ddd; padding: 2px 6px; text-align: left;
   vertical-align: top; }
 table.headline td { font-variant-numeric: tabular-nums; white-space: nowrap; }
@@ -40,8 +56,9 @@ tr.pair.survivor td.status { color: #b00; font-weight: bold; }
 tr.pair.detected td.status { color: #070; }
 pre.diff { margin: 0; font-size: 12px; white-space: pre-wrap; }
 pre.diff .add { background: #e6ffec; } pre.diff .del { background: #ffebe9; }
-img.forest { max-width: 100%; }
-#pair-table td:nth-child(8) { max-width: 28em; }
+img.forest { max-width: 100%; max-height: 44vh; }
+#pair-table td:nth-child(8) { min-width: 16em; max-width: 28em; }
+details summary { cursor: pointer; }
 """
 
 _SCRIPT = """
@@ -84,8 +101,47 @@ def _table_html(table: Table) -> str:
     body = frame.to_html(index=False, escape=True, border=0, classes="headline")
     notes = "".join(f"<li>{_e(note)}</li>" for note in table.notes)
     return (
-        f'<h2 id="table-{_e(table.name)}">{_e(table.heading)}</h2>\n{body}\n'
-        f'<ul class="notes">{notes}</ul>'
+        f'<h2 id="table-{_e(table.name)}">{_e(table.heading)}</h2>\n'
+        f'<div class="scroll">{body}</div>\n<ul class="notes">{notes}</ul>'
+    )
+
+
+WITNESS_INLINE = 160  # characters of a witness shown before it opens in place
+
+
+def _witness_html(witness: str) -> str:
+    if len(witness) <= WITNESS_INLINE:
+        return _e(witness)
+    return f"<details><summary>{_e(witness[:WITNESS_INLINE])}…</summary>{_e(witness)}</details>"
+
+
+def _freeze_html(run: RunMeta) -> str:
+    record = run.freeze_record
+    if run.post_hoc:
+        said = "post hoc: no freeze to prove"
+    elif record is None:
+        said = "where its record was committed was not recorded (a run before that was)"
+    elif record.status == "committed" and record.commit:
+        said = f"record committed in {record.commit[:12]} before the run started"
+    else:
+        said = record.warning() or record.status
+    return f'<p class="freeze">freeze <code>{_e(run.freeze_id)}</code>: {_e(said)}</p>'
+
+
+def _verdict_html(predictions: Sequence[PredictionRow] | None) -> str:
+    if predictions is None:  # a comparison checker's run: the plan's predictions are not its
+        return (
+            '<div id="verdict" class="none"><span class="counts">no predictions: a run '
+            "under a comparison checker scores none</span></div>"
+        )
+    verdict = verdict_of(predictions)
+    kind = "failed" if verdict.failed else "held" if verdict.scored else "none"
+    failed = "".join(f"<li>{_e(describe(p))}</li>" for p in verdict.failed)
+    return (
+        f'<div id="verdict" class="{kind}"><span class="counts">{_e(verdict.counts())}'
+        "</span>"
+        + (f"<ul>{failed}</ul>" if failed else "")
+        + ' <a href="#table-predictions">every prediction</a></div>'
     )
 
 
@@ -117,6 +173,7 @@ def render_html(
     run: RunMeta,
     corpus: Corpus | None,
     forest_png: bytes | None,
+    predictions: Sequence[PredictionRow] | None = (),
 ) -> str:
     diffs = {p.pair_id: p.mutant.diff for p in corpus.pairs} if corpus else {}
     post_hoc = " — POST HOC" if run.post_hoc or frame["post_hoc"].any() else ""
@@ -132,20 +189,23 @@ def render_html(
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>",
         f"<h1>{_e(title)}</h1>",
-        f'<p class="counts">pairs: <b id="count-pairs">{len(frame)}</b> — {counts} — '
-        f'survivors: <b id="count-survivors">{survivors}</b></p>',
-        "<p>Jump to: "
-        + " · ".join(f'<a href="#table-{_e(t.name)}">{_e(t.title)}</a>' for t in tables)
-        + (' · <a href="#forest">forest plot</a>' if forest_png else "")
-        + f' · <a href="#pairs">every pair, survivors first ({survivors} survivors)</a></p>',
+        _freeze_html(run),
+        _verdict_html(predictions),
     ]
-    parts += [_table_html(t) for t in tables]
     if forest_png:
         data = base64.b64encode(forest_png).decode("ascii")
         parts.append(
             '<h2 id="forest">Closed-world recall per operator</h2>'
             f'<img class="forest" alt="forest plot" src="data:image/png;base64,{data}">'
         )
+    parts += [
+        f'<p class="counts">pairs: <b id="count-pairs">{len(frame)}</b> — {counts} — '
+        f'survivors: <b id="count-survivors">{survivors}</b></p>',
+        "<p>Jump to: "
+        + " · ".join(f'<a href="#table-{_e(t.name)}">{_e(t.title)}</a>' for t in tables)
+        + f' · <a href="#pairs">every pair, survivors first ({survivors} survivors)</a></p>',
+    ]
+    parts += [_table_html(t) for t in tables]
     parts.append('<h2 id="pairs">Every pair, survivors first</h2><p id="filters">')
     for name in FILTERS:
         values = sorted({str(v) for v in frame[name].dropna()})
@@ -157,7 +217,7 @@ def render_html(
     parts.append(f'</p><p>shown: <b id="shown">{len(frame)}</b> of {len(frame)} pairs</p>')
     header = ("pair", "arm", "operator", "target", "tool", "status", "miss cause", "witness")
     parts.append(
-        '<table id="pair-table"><thead><tr>'
+        '<div class="scroll"><table id="pair-table"><thead><tr>'
         + "".join(f"<th>{h}</th>" for h in (*header, "diff"))
         + "</tr></thead><tbody>"
     )
@@ -178,7 +238,7 @@ def render_html(
             f"<td><code>{_e(row.pair_id)}</code></td><td>{_e(row.arm)}</td>"
             f"<td>{_e(row.operator)}</td><td>{_e(row.target)}</td><td>{_e(row.tool)}</td>"
             f'<td class="status">{_e(row.status)}{live}</td><td>{_e(cause)}</td>'
-            f"<td>{_e(witness)}</td><td>{_diff_html(diffs.get(row.pair_id))}</td></tr>"
+            f"<td>{_witness_html(witness)}</td><td>{_diff_html(diffs.get(row.pair_id))}</td></tr>"
         )
-    parts += ["</tbody></table>", f"<script>{_SCRIPT}</script>", "</body></html>"]
+    parts += ["</tbody></table></div>", f"<script>{_SCRIPT}</script>", "</body></html>"]
     return "\n".join(parts) + "\n"

@@ -236,7 +236,8 @@ def report(run_dir: Path, out_dir: Path | None = None, strict: bool = False) -> 
     page = out_dir / REPORT_HTML
     headline = [t for t in tables if t.name in MAIN_TABLES]
     forest_png = figure.read_bytes() if figure else None
-    _write(page, render_html(frame, headline, run, corpus, forest_png))
+    predictions = None if run.comparison_run else score_frame_predictions(frame, run.predictions)
+    _write(page, render_html(frame, headline, run, corpus, forest_png, predictions))
     return ReportResult(
         out_dir,
         tuple(table_paths),
@@ -245,5 +246,5 @@ def report(run_dir: Path, out_dir: Path | None = None, strict: bool = False) -> 
         mutation_json,
         tuple(notes),
         page,
-        () if run.comparison_run else tuple(score_frame_predictions(frame, run.predictions)),
+        tuple(predictions or ()),
     )

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from harness.errors import Problem, UserError
 from harness.execution.draw import Corpus, OperatorPool
+from harness.execution.history import FreezeCommit
 from harness.execution.ledger import LedgerRow
 from harness.execution.plan import Predictions
 from harness.execution.publish import RUN_CORPUS
@@ -45,6 +46,9 @@ class RunMeta(BaseModel):
 
     ended_at: str | None = None
     pairs_total: int | None = None
+    # where the freeze record was committed when the run started (runs before that was
+    # recorded: None)
+    freeze_record: FreezeCommit | None = None
 
     def unfinished(self, in_ledger: int) -> str | None:
         """ "unfinished: N of M pairs" when run.json says the run has not ended (an

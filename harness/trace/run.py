@@ -11,106 +11,29 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from harness.errors import Problem, UserError
 from harness.mutation.apply import StaleMutant, applied, check_fresh
-from harness.mutation.model import Mutant
 from harness.targets.registry import Target, load_target
 from harness.trace.basis import Basis, basis_of, grounding_of, matching_sites
 from harness.trace.clauses import clause_fails
-from harness.trace.controls import ControlRow, run_controls
+from harness.trace.controls import run_controls
 from harness.trace.fields import defect_fields
-from harness.trace.readsites import ReadSite, read_sites
+from harness.trace.readsites import read_sites
+from harness.trace.records import (
+    Defect,
+    RepairRecord,
+    TraceResult,
+    TraceRow,
+    site_record,
+)
 from harness.trace.repairs import Repair, load_repairs, validate
 from harness.trace.suites import PathRun, TaskSource, suite_for
+from harness.trace.tables import macros_text, trace_tables
 
-TRACE_SCHEMA_VERSION = 1
 Progress = Callable[[str], None]
-
-
-class SiteRecord(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    kind: str
-    path: str | None
-    where: str
-    note: str = ""
-
-
-def _site(site: ReadSite) -> SiteRecord:
-    return SiteRecord(
-        kind=site.kind.value,
-        path=site.dotted() if site.path is not None else None,
-        where=site.where,
-        note=site.note,
-    )
-
-
-class TraceRow(BaseModel):
-    """One (defect, task). A defect is one VIOLATES tool of the baseline with its violated
-    clauses; `by_clause` keeps the basis of each clause apart."""
-
-    model_config = ConfigDict(extra="forbid")
-    schema_version: int = TRACE_SCHEMA_VERSION
-    target: str
-    target_version: str
-    tool: str
-    mutant_id: str | None = None  # set when the defect is a detected pair of a run
-    clauses: list[str]
-    defect_classes: list[str]
-    fields: list[str]
-    task: str
-    basis: Basis
-    by_clause: dict[str, Basis]
-    grounding: str
-    matched_sites: list[SiteRecord]  # the reads behind the basis
-    unresolved_sites: list[SiteRecord]  # every read the extractor could not name
-    gold_call: bool
-    reached: bool | None  # None: no gold call, or the trigger could not be evaluated
-    reaching_clauses: list[str]
-
-
-class RepairRecord(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    status: str  # validated; stale: the baseline has none of the clauses it repairs
-    target: str
-    tool: str
-    repair: str
-    clauses_repaired: list[str]
-    still_violated: list[str]
-    text: str
-    diff: str
-    construction: str | None
-    could_not_hold: list[str]
-
-
-@dataclass
-class Defect:
-    """A VIOLATES tool of a baseline, or a detected pair of a run (then `mutant` is the
-    drawn mutant, applied while the gold paths are replayed)."""
-
-    target: str
-    target_version: str
-    tool: str
-    violations: list[dict[str, Any]]
-    mutant: Mutant | None = None
-
-    @property
-    def clauses(self) -> list[str]:
-        return [v["clause_id"] for v in self.violations]
-
-
-@dataclass
-class TraceResult:
-    rows: list[TraceRow] = field(default_factory=list)
-    repairs: list[RepairRecord] = field(default_factory=list)
-    controls: list[ControlRow] = field(default_factory=list)
-    source: str = ""
-    freeze: str = "baseline"  # a run's freeze id when the defects are its detected pairs
 
 
 def read_defects(source: Path) -> tuple[list[Defect], bool]:
@@ -271,8 +194,8 @@ def trace_target(
                         c: basis_of(matching_sites(fs, sites[task])) for c, fs in by_clause.items()
                     },
                     grounding=grounding_of(sites[task]).value,
-                    matched_sites=[_site(s) for s in matches[basis]] if basis.exposed else [],
-                    unresolved_sites=[_site(s) for s in matches[Basis.UNRESOLVED]],
+                    matched_sites=[site_record(s) for s in matches[basis]] if basis.exposed else [],
+                    unresolved_sites=[site_record(s) for s in matches[Basis.UNRESOLVED]],
                     gold_call=task in callers,
                     reached=reached,
                     reaching_clauses=reaching,
@@ -357,7 +280,6 @@ def trace(
 def write(result: TraceResult, out: Path) -> None:
     from harness.analysis.render import render_markdown
     from harness.analysis.report import write_tables
-    from harness.trace.tables import macros_text, trace_tables
 
     tmp = out.with_name(f".{out.name}.tmp")
     if tmp.exists():

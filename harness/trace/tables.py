@@ -9,14 +9,11 @@ changed" (a positive control's shipped verdict differs between arms) stay separa
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from harness.analysis.macros import macro_word, render_macros
 from harness.analysis.tables import Column, Kind, Row, Table
 from harness.trace.basis import EXPOSED_BASES, Basis
-
-if TYPE_CHECKING:
-    from harness.trace.run import TraceResult
+from harness.trace.records import TraceResult
 
 
 def _key(*parts: str) -> str:
