@@ -15,7 +15,7 @@ from harness.analysis.render import (
     table_frame,
     text_frame,
 )
-from harness.analysis.tables import Column, Kind, Row, Table
+from harness.analysis.table_model import Column, Kind, Row, Table
 
 TABLE = Table(
     name="example",

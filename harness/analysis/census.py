@@ -34,7 +34,7 @@ from harness.analysis.scoring import (
     scope_of,
 )
 from harness.analysis.statistics import Bounds, Stratum, minimal_mutants, stratified_wilson
-from harness.analysis.tables import Column, Kind, Row, Table
+from harness.analysis.table_model import Column, Kind, Row, Table
 from harness.execution.draw import OperatorPool
 from harness.execution.ledger import LedgerRow, PairStatus
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from harness.analysis.runs import RunMeta
 from harness.analysis.scoring import ArmKind, arm_kind
-from harness.analysis.tables import Column, Kind, Row, Table
+from harness.analysis.table_model import Column, Kind, Row, Table
 from harness.execution.ledger import LedgerRow, PairStatus
 
 DEFECT_ARMS = (ArmKind.CLOSED_WORLD, ArmKind.OPEN_WORLD)

@@ -42,7 +42,7 @@ from harness.analysis.statistics import (
     clustered_wilson,
     compare_bounds,
 )
-from harness.analysis.tables import Column, Kind, Row, Table
+from harness.analysis.table_model import Column, Kind, Row, Table
 from harness.execution.ledger import LedgerRow
 
 

@@ -33,7 +33,7 @@ from harness.analysis.scoring import (
     open_world_escapes,
 )
 from harness.analysis.statistics import Side, decidability, design_effect, n_to_decide
-from harness.analysis.tables import Column, Kind, Row, Table
+from harness.analysis.table_model import Column, Kind, Row, Table
 from harness.errors import Problem
 from harness.execution.draw import Corpus
 from harness.execution.plan import POOLED_KEY, Plan, _family

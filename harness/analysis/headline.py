@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from harness.analysis.tables import Column, Kind, Table
+from harness.analysis.table_model import Column, Kind, Table
 
 HEADLINE_DIR = "headline"
 

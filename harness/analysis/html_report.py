@@ -23,7 +23,7 @@ import pandas as pd
 from harness.analysis.predictions import PredictionRow
 from harness.analysis.render import text_frame
 from harness.analysis.runs import RunMeta
-from harness.analysis.tables import Table
+from harness.analysis.table_model import Table
 from harness.analysis.verdict import describe, verdict_of
 from harness.execution.draw import Corpus
 

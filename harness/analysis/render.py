@@ -15,7 +15,7 @@ import pandas as pd
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from harness.analysis.tables import Cell, Column, Kind, Table
+from harness.analysis.table_model import Cell, Column, Kind, Table
 
 DECIMALS = 3
 POST_HOC_MARK = " (post hoc)"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.analysis.macros import macro_word, render_macros
-from harness.analysis.tables import Column, Kind, Row, Table
+from harness.analysis.table_model import Column, Kind, Row, Table
 from harness.trace.basis import EXPOSED_BASES, Basis
 from harness.trace.records import TraceResult
 

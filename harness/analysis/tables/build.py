@@ -1,0 +1,106 @@
+"""Every table of a run, in a fixed order (`build_tables`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from harness.analysis.census import escape_census_table, recall_census_table
+from harness.analysis.clause_yield import clause_yield_table
+from harness.analysis.frame import ledger_frame
+from harness.analysis.predictions import (
+    score_frame_predictions,
+)
+from harness.analysis.runs import RunMeta
+from harness.analysis.scoring import (
+    closed_world_miss_causes,
+    closed_world_recall,
+    control_specificity,
+    escape_causes,
+    flag_precision,
+    grader_arm,
+    grader_tasks_by_tool,
+    negative_controls,
+    observation_axis_recall,
+    open_world_escapes,
+    per_tool,
+)
+from harness.analysis.table_model import (
+    Table,
+)
+from harness.analysis.tables.closed_world import (
+    axis_table,
+    closed_cause_table,
+    empty_operators,
+    pool_table,
+    recall_table,
+)
+from harness.analysis.tables.controls import (
+    flag_precision_table,
+    negative_control_table,
+    specificity_table,
+)
+from harness.analysis.tables.grader import grader_table, grader_tasks_table
+from harness.analysis.tables.open_world import cause_table, escape_table
+from harness.analysis.tables.per_tool import tool_table
+from harness.analysis.tables.predictions import predictions_table
+from harness.execution.ledger import LedgerRow
+
+
+def build_tables(rows: Sequence[LedgerRow], meta: RunMeta) -> list[Table]:
+    """Every table that has rows, in a fixed order; an unfinished run's say so in their
+    title and notes (the caption)."""
+    tables = _tables(rows, meta)
+    others = sorted({r.freeze_id for r in rows} - {meta.freeze_id})
+    if others:  # rows that run.json does not account for: say so in every table
+        note = f"rows also carry freeze ids {', '.join(others)} (run.json: {meta.freeze_id})."
+        tables = [replace(t, notes=(*t.notes, note)) for t in tables]
+    if (label := meta.unfinished(len(rows))) is not None:
+        note = f"{label}: the run has not ended (run.json ended_at is null); not a result."
+        tables = [replace(t, unfinished=label, notes=(note, *t.notes)) for t in tables]
+    return tables
+
+
+def _tables(rows: Sequence[LedgerRow], meta: RunMeta) -> list[Table]:
+    frame = ledger_frame(rows, meta)  # every count below is a group-by over it
+    tables = []
+    if recall := closed_world_recall(frame):
+        tables.append(recall_table(recall, meta))
+    elif empty_operators(meta, "closed_world"):  # nothing drawn at all: still say so
+        tables.append(recall_table([], meta))
+    if axes := observation_axis_recall(frame):
+        tables.append(axis_table(axes, meta))
+    if closed_causes := closed_world_miss_causes(frame):
+        tables.append(closed_cause_table(closed_causes, meta))
+    if specificity := control_specificity(frame):
+        tables.append(specificity_table(specificity, meta))
+    if flags := flag_precision(frame):
+        tables.append(flag_precision_table(flags, meta))
+    if controls := negative_controls(frame):
+        tables.append(negative_control_table(controls, meta))
+    if escapes := open_world_escapes(frame):
+        tables.append(escape_table(escapes, meta))
+        if causes := escape_causes(frame):
+            tables.append(cause_table(causes, meta, escapes[-1].counts.post_hoc))
+    if grader := grader_arm(frame):  # none for targets without a grader (the toy domain)
+        tables.append(grader_table(grader, meta))
+        tables.append(grader_tasks_table(grader_tasks_by_tool(frame), meta))
+    # census and superpopulation, dominator recall, clause yield (harness.analysis.census,
+    # .clause_yield)
+    tables += [t for t in (recall_census_table(rows, meta), escape_census_table(rows, meta)) if t]
+    if (clauses := clause_yield_table(rows, meta)) is not None:
+        tables.append(clauses)
+    if tools := per_tool(frame):
+        tables.append(tool_table(tools, meta))
+    if meta.pools:
+        tables.append(pool_table(meta))
+    # last, so `harness run` prints it last; a comparison checker's run has none to score
+    predictions = [] if meta.comparison_run else score_frame_predictions(frame, meta.predictions)
+    if predictions:
+        source = (
+            meta.predictions_source
+            if meta.predictions is not None
+            else "unknown (run.json records none and no frozen plan matched the run)"
+        )
+        tables.append(predictions_table(predictions, meta, source))
+    return tables
