@@ -42,6 +42,7 @@ from typing import Any
 
 from harness.targets.adapter import InvokeOutcome, ResetUnsupported
 from harness.targets.equality import JSON
+from harness.targets.tau2.sync import telecom_sync
 
 CONTRACTS_ROOT = Path(__file__).resolve().parent / "contracts"
 PACKAGE = "inspect_evals.tau2"
@@ -237,7 +238,7 @@ def _load(domain: str) -> _Domain:
         env = Tau2Environment(
             {k: _instance(classes[k], copy.deepcopy(db)) for k, db in pristine.items()}
         )
-        _telecom_sync(env)
+        telecom_sync(env)
         pristine = {k: inst.db for k, inst in env.instances.items()}
     pristine_json = {
         key: {name: _dump(value) for name, value in db if isinstance(value, dict)}
@@ -262,15 +263,6 @@ def _instance(cls: type, db: Any) -> Any:
     from inspect_ai.util._store import Store
 
     return cls(store=Store(), instance="harness", db=db, initialized=True)
-
-
-def _telecom_sync(env: Tau2Environment) -> None:
-    from inspect_evals.tau2.telecom.environment import Environment
-
-    holder = Environment.__new__(Environment)
-    holder.tools = env.instances["agent"]
-    holder.user_tools = env.instances["user"]
-    holder.sync_tools()
 
 
 def tau2_version() -> str:
@@ -363,7 +355,7 @@ class Tau2Adapter:
         try:
             result = method(instance, **copy.deepcopy(args))
             if self.domain == "telecom":
-                _telecom_sync(env)
+                telecom_sync(env)
         except Exception as exc:  # the tool's refusal or a malformed argument; never propagate
             return InvokeOutcome(
                 success=False, error_type=type(exc).__name__, error_message=str(exc)

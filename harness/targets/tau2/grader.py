@@ -29,6 +29,7 @@ from functools import cache
 from typing import Any, Protocol
 
 from harness.targets.equality import JSON, canonical_equal
+from harness.targets.tau2.sync import telecom_sync
 
 SKIPPED_ACTIONS = frozenset({"calculate", "transfer_to_human_agents"})  # as get_expected_db
 SCORERS = {"airline": ("db_match",), "retail": ("db_match",), "telecom": ("env_assertions",)}
@@ -115,15 +116,13 @@ def _call(adapter: _Adapter, env: Any, role: str, name: str, arguments: dict[str
     """Call a method of the role's tool class as currently bound (telecom syncs after)."""
     import copy
 
-    from harness.targets.tau2.adapter import _telecom_sync
-
     instance = _instance(env, role)
     try:
         result = getattr(type(instance), name)(instance, **copy.deepcopy(arguments))
     except Exception:  # a refused gold action: the port's replays go on past a ToolError
         result = None
     if adapter.domain == "telecom":
-        _telecom_sync(env)
+        telecom_sync(env)
     return result
 
 
