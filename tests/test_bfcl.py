@@ -1,0 +1,170 @@
+"""The BFCL multi-turn targets: adapter, canonical state, tasks, isolation of shared state."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+
+import pytest
+
+from harness.errors import UserError
+from harness.targets.adapter import Adapter, PackageVersions, TaskAdapter
+from harness.targets.bfcl import adapter as bfcl_adapter
+from harness.targets.bfcl import isolation
+from harness.targets.bfcl.adapter import CLASSES, BfclAdapter, is_bfcl_refusal
+from harness.targets.bfcl.state import public_state
+from harness.targets.registry import load_target
+
+TARGETS = [f"bfcl-{slug.replace('_', '-')}" for slug in CLASSES]
+
+
+@pytest.mark.parametrize("name", TARGETS)
+def test_every_target_loads_with_the_function_docs_tools(name: str) -> None:
+    target = load_target(name)
+    adapter = target.adapter
+    assert isinstance(adapter, Adapter)
+    assert isinstance(adapter, TaskAdapter)
+    assert isinstance(adapter, PackageVersions)
+    assert adapter.package_versions() == ["bfcl-eval"]
+    # the tools are exactly the functions the model is shown
+    assert adapter.tool_names() == sorted(adapter.func_docs())
+    assert set(target.contracts) <= set(adapter.tool_names())
+    snapshot = adapter.snapshot(adapter.fresh())
+    assert json.loads(json.dumps(snapshot)) == snapshot
+    assert not any(key.startswith("_") for key in snapshot)
+
+
+def test_file_system_parent_links_are_paths_not_cycles() -> None:
+    adapter = BfclAdapter("file_system")
+    env = adapter.fresh()
+    assert adapter.invoke(env, "cd", {"folder": "document"}).success
+    assert adapter.invoke(env, "mkdir", {"dir_name": "temp"}).success
+    state = adapter.snapshot(env)
+    temp = state["root"]["contents"]["document"]["contents"]["temp"]
+    assert temp["parent"] == "workspace/document"
+    assert state["root"]["parent"] is None
+
+
+def test_integer_keys_and_sets_are_canonical() -> None:
+    posting = BfclAdapter("posting")
+    env = posting.task_environment("multi_turn_base_4")
+    assert all(isinstance(k, int) for k in env.tweets)  # the class converts them
+    assert all(isinstance(k, str) for k in posting.snapshot(env)["tweets"])
+    message = BfclAdapter("message")
+    one, two = message.fresh(), message.fresh()
+    one.generated_ids = {3, 1, 2}
+    two.generated_ids = {2, 3, 1}
+    assert message.snapshot(one)["generated_ids"] == [1, 2, 3]
+    assert message.snapshot(one) == message.snapshot(two)
+
+
+def test_no_public_attribute_holds_a_clock() -> None:
+    # the private-state rule masks File._last_modified; a public clock would need masking
+    for slug in CLASSES:
+        adapter = BfclAdapter(slug)
+        for task in adapter.task_ids()[:5]:
+            text = json.dumps(adapter.snapshot(adapter.task_environment(task)))
+            assert "datetime" not in text
+
+
+def test_environments_share_nothing_with_the_data_or_each_other() -> None:
+    adapter = BfclAdapter("ticket")
+    task = adapter.task_ids()[0]
+    first = adapter.task_environment(task)
+    before = adapter.snapshot(adapter.task_environment(task))
+    first.ticket_queue.append({"id": 999})
+    first.ticket_queue[0]["status"] = "changed"
+    assert adapter.snapshot(adapter.task_environment(task)) == before
+    default = adapter.fresh()
+    default.ticket_queue.append({"id": 1})
+    assert adapter.snapshot(adapter.fresh())["ticket_queue"] == []
+
+
+def test_module_level_state_is_put_back_before_every_environment() -> None:
+    from bfcl_eval.eval_checker.multi_turn_eval.func_source_code import (
+        gorilla_file_system,
+        long_context,
+    )
+
+    adapter = BfclAdapter("vehicle")
+    env = adapter.fresh()
+    env.long_context = True  # the long-context branch writes a module-level dict
+    assert adapter.invoke(env, "get_outside_temperature_from_google", {}).success
+    assert "outsideTemperature" in long_context.LONG_WEATHER_EXTENSION
+    assert isolation.changed()
+    BfclAdapter("file_system").fresh()
+    gorilla_file_system.DEFAULT_STATE["root"]._add_file("leak.txt", "x")
+    gorilla_file_system.DEFAULT_STATE = {"root": None}  # rebound, not only written
+    file_system = BfclAdapter("file_system")
+    file_system.fresh()
+    assert isolation.changed() == []
+    assert "outsideTemperature" not in long_context.LONG_WEATHER_EXTENSION
+    assert gorilla_file_system.DEFAULT_STATE["root"].contents == {}
+
+
+def test_refusals() -> None:
+    assert is_bfcl_refusal({"error": "No such file"}) is True
+    assert is_bfcl_refusal({"booking_status": False, "error": "Token expired"}) is True
+    assert is_bfcl_refusal({"follow_status": False}) is True
+    assert is_bfcl_refusal({"follow_status": True}) is None
+    assert is_bfcl_refusal({"status": False}) is None  # trading_get_login_status's answer
+    adapter = BfclAdapter("file_system")
+    outcome = adapter.invoke(adapter.fresh(), "cd", {"folder": "nowhere"})
+    assert outcome.success and adapter.is_refusal(outcome.result) is True
+
+
+def test_invoke_sees_a_rebound_method_and_turns_raises_into_failures() -> None:
+    adapter = BfclAdapter("ticket")
+    cls = adapter.cls
+    original = vars(cls)["logout"]
+    try:
+        cls.logout = lambda self: {"rebound": True}
+        assert adapter.invoke(adapter.fresh(), "logout", {}).result == {"rebound": True}
+    finally:
+        cls.logout = original
+    outcome = adapter.invoke(adapter.fresh(), "get_ticket", {"no_such_argument": 1})
+    assert not outcome.success and outcome.error_type == "TypeError"
+
+
+def test_every_gold_call_is_parsed_into_its_class_tools() -> None:
+    tasks = bfcl_adapter.bfcl_tasks()
+    assert len(tasks) == 200
+    tools = {slug: set(BfclAdapter(slug).tool_names()) for slug in CLASSES}
+    names = [name for names in tools.values() for name in names]
+    assert len(names) == len(set(names))  # a tool name says its class
+    for slug in CLASSES:
+        adapter = BfclAdapter(slug)
+        expected = 0
+        for task in adapter.task_ids():
+            texts = [text for turn in tasks[task].ground_truth for text in turn]
+            expected += sum(
+                ast.parse(text, mode="eval").body.func.id in tools[slug] for text in texts
+            )
+        parsed = [call for task in adapter.task_ids() for call in adapter.reference_calls(task)]
+        assert len(parsed) == expected > 0
+        assert all(call.tool in tools[slug] for call in parsed)
+
+
+def test_positional_gold_arguments_are_named() -> None:
+    calls = BfclAdapter("file_system").reference_calls("multi_turn_base_0")
+    assert ("sort", {"file_name": "final_report.pdf"}) in [(c.tool, c.args) for c in calls]
+
+
+def test_missing_package_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        bfcl_adapter.importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "bfcl_eval" else real(name, *a),
+    )
+    with pytest.raises(UserError) as raised:
+        BfclAdapter("ticket").source_root()
+    (line,) = str(raised.value).splitlines()
+    assert "pip install --no-deps bfcl-eval==2026.3.23" in line
+
+
+def test_public_state_skips_private_attributes() -> None:
+    env = BfclAdapter("travel").fresh()
+    assert "_random" in vars(env)
+    assert not any(k.startswith("_") for k in public_state(env))
