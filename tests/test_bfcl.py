@@ -274,3 +274,27 @@ def test_trace_tasks_read_the_checkers_state_and_response_checks() -> None:
     gold = tasks.gold_calls(task)
     dropped = [c for c in gold if c.tool != "close_ticket"]
     assert not tasks.run(task, dropped).verdict
+
+
+def test_a_returned_refusal_is_no_run_of_a_false_precondition() -> None:
+    # The trace's independent verdict read a returned {"error": ...} as a successful call,
+    # so a repair that refuses by returning (BFCL's way) still "ran" a false precondition.
+    from harness.targets.adapter import InvokeOutcome
+    from harness.trace.clauses import clause_fails
+    from harness.trace.suites import CallRecord
+
+    contract = load_target("toy_domain").contracts["redeem_voucher"]
+    assert contract.success.signal == "result"
+    state = {"vouchers": {"vouchers": {}, "redeemed_total": 0}}
+    refused = CallRecord(
+        "redeem_voucher",
+        {"token": "no-such-token"},
+        state,
+        state,
+        InvokeOutcome(success=True, result={"error": "unknown voucher"}),
+    )
+    assert clause_fails(contract, "pre.token_issued", refused, []) is False
+    raised = CallRecord(
+        "redeem_voucher", {"token": "no-such-token"}, state, state, InvokeOutcome(success=False)
+    )
+    assert clause_fails(contract, "pre.token_issued", raised, []) is False
