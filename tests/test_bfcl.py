@@ -77,8 +77,16 @@ def test_environments_share_nothing_with_the_data_or_each_other() -> None:
     first.ticket_queue[0]["status"] = "changed"
     assert adapter.snapshot(adapter.task_environment(task)) == before
     default = adapter.fresh()
+    expected = adapter.snapshot(adapter.fresh())
     default.ticket_queue.append({"id": 1})
-    assert adapter.snapshot(adapter.fresh())["ticket_queue"] == []
+    default.ticket_queue[0]["status"] = "changed"
+    assert adapter.snapshot(adapter.fresh()) == expected
+    message = BfclAdapter("message")  # a class whose default is its own DEFAULT_STATE
+    env = message.fresh()
+    expected = message.snapshot(message.fresh())
+    env.inbox[0]["changed"] = True
+    env.user_map["someone"] = "USR999"
+    assert message.snapshot(message.fresh()) == expected
 
 
 def test_module_level_state_is_put_back_before_every_environment() -> None:
@@ -109,6 +117,9 @@ def test_refusals() -> None:
     assert is_bfcl_refusal({"follow_status": False}) is True
     assert is_bfcl_refusal({"follow_status": True}) is None
     assert is_bfcl_refusal({"status": False}) is None  # trading_get_login_status's answer
+    assert is_bfcl_refusal({"success": False}) is True
+    assert is_bfcl_refusal([{"error": "User not authenticated."}]) is True
+    assert is_bfcl_refusal([{"id": 1}]) is None
     adapter = BfclAdapter("file_system")
     outcome = adapter.invoke(adapter.fresh(), "cd", {"folder": "nowhere"})
     assert outcome.success and adapter.is_refusal(outcome.result) is True

@@ -11,14 +11,17 @@
   rebinds it is seen.
 - Environment: an instance of the class after `_load_scenario(config, long_context=False)`,
   with a deep copy of the config (`_load_scenario` keeps references into what it is given).
-  The default environment is the class's own default state (`_load_scenario({})`), except
-  the file system's, an empty root with nothing to read: it is the file system of the first
-  task that has one (`DEFAULT_CONFIG_TASK`). A task's environment is its `initial_config`
-  for the class (`TaskAdapter`).
+  The default environment is the class's own default state (`_load_scenario({})`) where
+  that holds records for its tools to act on (MessageAPI, TradingBot, VehicleControlAPI).
+  Where it does not (an empty file system, no ticket, no tweet, no card or booking), it is
+  the class's config in the task whose config for it is largest (`DEFAULT_CONFIG_TASK`), so
+  a probe from the default state can reach every tool. A task's environment is its
+  `initial_config` for the class (`TaskAdapter`).
 - Snapshot: the public attributes as canonical JSON (`state.py`), what BFCL's own state
   checker compares. Module-level state the classes could carry between instances is put
   back before every new environment (`isolation.py`).
-- Refusals: a `{"error": ...}` result, or a `{"<x>_status": False}` one (`is_refusal`).
+- Refusals: a `{"error": ...}` result, a `{"<x>_status": False}` or `{"success": False}`
+  one, or a list holding only one of those (`is_refusal`).
 - Reset: the classes have no reset path (`ResetUnsupported`).
 - Grader: two arms over the 200 tasks, BFCL's checker as it ships and an expectation from
   the unmutated classes (`grader.py`); `grader_arm` says which one `grader_tasks` names.
@@ -75,8 +78,15 @@ CLASSES: dict[str, ApiClass] = {
     "travel": ApiClass("travel_booking", "TravelAPI", "travel_booking"),
     "vehicle": ApiClass("vehicle_control", "VehicleControlAPI", "vehicle_control"),
 }
-# The file system's own default is an empty root: its default environment is this task's.
-DEFAULT_CONFIG_TASK = {"file_system": "multi_turn_base_0"}
+# Classes whose own default state is empty (nothing for their tools to act on): their
+# default environment is this task's config (the largest for the class; the file system's
+# is the first task's, whose files several other tasks share).
+DEFAULT_CONFIG_TASK = {
+    "file_system": "multi_turn_base_0",
+    "posting": "multi_turn_base_77",
+    "ticket": "multi_turn_base_48",
+    "travel": "multi_turn_base_178",
+}
 
 
 def missing_package() -> UserError:
@@ -119,11 +129,16 @@ def bfcl_version() -> str:
 
 
 def is_bfcl_refusal(value: JSON) -> bool | None:
-    """`{"error": ...}`, or a dict with a `<x>_status` key that is literally False (TravelAPI's
-    `booking_status`, TwitterAPI's `follow_status`, MessageAPI's `login_status`...); else the
-    built-in shapes."""
+    """`{"error": ...}`; a dict with a `<x>_status` key that is literally False (TravelAPI's
+    `booking_status`, TwitterAPI's `follow_status`, MessageAPI's `login_status`...) or a
+    `success` key that is (TicketAPI's `ticket_login`, `logout`); a list holding only such a
+    dict (TicketAPI's `get_user_tickets`); else the built-in shapes."""
+    if isinstance(value, list) and len(value) == 1 and isinstance(value[0], dict):
+        return is_bfcl_refusal(value[0])
     if isinstance(value, dict) and any(
-        k.endswith("_status") and v is False for k, v in value.items() if isinstance(k, str)
+        (k == "success" or k.endswith("_status")) and v is False
+        for k, v in value.items()
+        if isinstance(k, str)
     ):
         return True
     return _default_is_refusal(value)

@@ -69,6 +69,7 @@ SCRIPTS: dict[str, list[tuple[str, dict[str, JSON]]]] = {
     "trading": [
         ("trading_logout", {}),
         ("trading_login", {"username": "john", "password": "pw"}),
+        ("get_order_history", {}),
         ("get_symbol_by_name", {"name": "Apple"}),
         ("filter_stocks_by_price", {"stocks": ["AAPL", "GOOG"], "min_price": 0, "max_price": 1e6}),
         ("notify_price_change", {"stocks": ["AAPL"], "threshold": 0.1}),
@@ -76,6 +77,7 @@ SCRIPTS: dict[str, list[tuple[str, dict[str, JSON]]]] = {
         ("get_transaction_history", {}),
     ],
     "travel": [
+        ("get_booking_history", {"access_token": "abc123xyz"}),
         (
             "authenticate_travel",
             {
@@ -88,7 +90,6 @@ SCRIPTS: dict[str, list[tuple[str, dict[str, JSON]]]] = {
             },
         ),
         ("get_budget_fiscal_year", {}),
-        ("get_booking_history", {"access_token": "x"}),
     ],
     "vehicle": [
         ("adjustClimateControl", {"temperature": 20.0, "unit": "celsius", "fanSpeed": 40}),
