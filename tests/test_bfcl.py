@@ -251,3 +251,26 @@ def test_the_checkers_instance_cache_does_not_outlive_a_grade() -> None:
     verdicts = [adapter.grade(f"{task_id}:shipped") for _ in range(2)]
     assert verdicts == [True, True]
     assert grader.cached_instances() == []
+
+
+# --- tasks for `harness trace` ---------------------------------------------------------------
+
+
+def test_trace_tasks_read_the_checkers_state_and_response_checks() -> None:
+    from harness.trace.readsites import SiteKind
+    from harness.trace.suites import suite_for
+
+    tasks = suite_for(load_target("bfcl-ticket"))
+    live = tasks.live_state()
+    task_ids = tasks.task_ids()
+    assert task_ids == BfclAdapter("ticket").task_ids()
+    sites = tasks.read_sites(task_ids[0], live)
+    assert {s.kind for s in sites} == {SiteKind.WHOLE_STATE, SiteKind.TRANSCRIPT}
+    assert all(".multi_turn_checker." in s.where for s in sites)
+    for task in task_ids:
+        assert tasks.run(task, tasks.gold_calls(task)).verdict, task
+    # a path that leaves another state, or drops a gold result, fails the shipped verdict
+    task = next(t for t in task_ids if any(c.tool == "close_ticket" for c in tasks.gold_calls(t)))
+    gold = tasks.gold_calls(task)
+    dropped = [c for c in gold if c.tool != "close_ticket"]
+    assert not tasks.run(task, dropped).verdict
