@@ -168,3 +168,75 @@ def test_public_state_skips_private_attributes() -> None:
     env = BfclAdapter("travel").fresh()
     assert "_random" in vars(env)
     assert not any(k.startswith("_") for k in public_state(env))
+
+
+# --- the grader arms -------------------------------------------------------------------------
+
+
+def test_both_grader_arms_pass_every_gold_replay_and_split_equals_whole() -> None:
+    from harness.targets.bfcl import grader
+    from harness.targets.bfcl.tasks import task_order
+
+    tasks = sorted(bfcl_adapter.bfcl_tasks(), key=task_order)
+    for arm in grader.ARMS:
+        for task in tasks:
+            grader_task = f"{task}:{arm}"
+            assert grader.grade(grader_task), grader_task
+            assert grader.evaluate(grader_task, grader.replay(grader_task)), grader_task
+    assert grader.cached_instances() == []
+
+
+def test_grader_tasks_name_the_arm_and_the_tasks_calling_the_tool() -> None:
+    adapter = BfclAdapter("ticket")
+    tasks = adapter.grader_tasks("close_ticket")
+    assert tasks and all(t.endswith(":shipped") for t in tasks)
+    for grader_task in tasks:
+        task = grader_task.rpartition(":")[0]
+        assert "close_ticket" in [c.tool for c in adapter.reference_calls(task)]
+    with pytest.raises(KeyError):
+        adapter.grade("multi_turn_base_0:no_such_arm")
+
+
+def test_a_hand_made_mutant_is_invisible_to_the_shipped_arm_only() -> None:
+    # Machinery check, no recall: a close_ticket that changes nothing but says it did.
+    from harness.targets.bfcl import grader
+
+    adapter = BfclAdapter("ticket")
+    task = adapter.grader_tasks("close_ticket")[0].rpartition(":")[0]
+    cls = adapter.cls
+    original = vars(cls)["close_ticket"]
+    cls.close_ticket = lambda self, ticket_id: {
+        "status": f"Ticket {ticket_id} has been closed successfully."
+    }
+    try:
+        for arm, verdict in (("shipped", True), ("expected", False)):
+            assert adapter.grade(f"{task}:{arm}") is verdict
+            assert adapter.evaluate(f"{task}:{arm}", adapter.replay(f"{task}:{arm}")) is verdict
+        assert grader.pristine_class("TicketAPI").close_ticket is not cls.close_ticket
+    finally:
+        cls.close_ticket = original
+    assert adapter.grade(f"{task}:expected")
+
+
+def test_the_checkers_instance_cache_does_not_outlive_a_grade() -> None:
+    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils
+    from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn_checker
+
+    from harness.targets.bfcl import grader
+
+    adapter = BfclAdapter("ticket")
+    task_id = adapter.grader_tasks("create_ticket")[0].rpartition(":")[0]
+    task = bfcl_adapter.bfcl_tasks()[task_id]
+    # As shipped, the checker keeps advanced instances a later grade of the task would reuse.
+    args = [list(turn) for turn in task.ground_truth]
+    multi_turn_checker(grader.model_turns(task), args, grader.test_entry(task), "x", "leaky")
+    leaked = [n for n in vars(multi_turn_utils) if n.startswith("leaky_")]
+    assert leaked
+    kept = vars(multi_turn_utils)[next(n for n in leaked if n.endswith("TicketAPI_instance"))]
+    assert kept.ticket_counter != adapter.task_environment(task_id).ticket_counter
+    for name in leaked:
+        del vars(multi_turn_utils)[name]
+    # The grader's runs leave nothing behind and give the same verdict twice.
+    verdicts = [adapter.grade(f"{task_id}:shipped") for _ in range(2)]
+    assert verdicts == [True, True]
+    assert grader.cached_instances() == []

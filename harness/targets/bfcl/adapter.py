@@ -20,6 +20,8 @@
   back before every new environment (`isolation.py`).
 - Refusals: a `{"error": ...}` result, or a `{"<x>_status": False}` one (`is_refusal`).
 - Reset: the classes have no reset path (`ResetUnsupported`).
+- Grader: two arms over the 200 tasks, BFCL's checker as it ships and an expectation from
+  the unmutated classes (`grader.py`); `grader_arm` says which one `grader_tasks` names.
 
 The package is installed without its declared dependencies (README); when it is missing,
 every use names the command that installs it.
@@ -130,6 +132,10 @@ def is_bfcl_refusal(value: JSON) -> bool | None:
 class BfclAdapter:
     """Builds, snapshots and invokes one BFCL API class (implements `Adapter`, `TaskAdapter`
     and `PackageVersions`)."""
+
+    # Which grader arm `grader_tasks` names (grader.py): "shipped", BFCL's checker as it
+    # ships (differential), or "expected", against the unmutated classes.
+    grader_arm = "shipped"
 
     def __init__(self, slug: str):
         if slug not in CLASSES:
@@ -262,6 +268,29 @@ class BfclAdapter:
             ReferenceCall(call.tool, call.args)
             for call in gold_calls(self._task(task), self._methods())
         ]
+
+    # --- the grader arms (GraderAdapter, SplitGrader) ------------------------------------------
+
+    def grader_tasks(self, tool: str) -> list[str]:
+        from harness.targets.bfcl.grader import grader_tasks
+
+        self._check_tool(tool)
+        return grader_tasks(self, tool, self.grader_arm)
+
+    def grade(self, task: str) -> bool:
+        from harness.targets.bfcl.grader import grade
+
+        return grade(task)
+
+    def replay(self, task: str) -> tuple[Any, ...]:
+        from harness.targets.bfcl.grader import replay
+
+        return replay(task)
+
+    def evaluate(self, task: str, inputs: tuple[Any, ...]) -> bool:
+        from harness.targets.bfcl.grader import evaluate
+
+        return evaluate(task, inputs)
 
 
 class BfclFileSystemAdapter(BfclAdapter):
