@@ -298,3 +298,19 @@ def test_a_returned_refusal_is_no_run_of_a_false_precondition() -> None:
         "redeem_voucher", {"token": "no-such-token"}, state, state, InvokeOutcome(success=False)
     )
     assert clause_fails(contract, "pre.token_issued", raised, []) is False
+
+
+def test_mutable_default_arguments_are_put_back_before_every_environment() -> None:
+    # post_tweet stores its default lists in the tweet; mention then appends to the list
+    # every later post_tweet without mentions shares, in every instance.
+    adapter = BfclAdapter("posting")
+    env = adapter.fresh()
+    posted = adapter.invoke(env, "post_tweet", {"content": "no mentions"})
+    assert posted.success and posted.result["mentions"] == []
+    tweet_id = posted.result["id"]
+    assert adapter.invoke(env, "mention", {"tweet_id": tweet_id, "mentioned_usernames": ["@x"]})
+    assert adapter.cls.post_tweet.__defaults__ == ([], ["@x"])  # the leak, as shipped
+    assert isolation.changed()
+    other = adapter.fresh()
+    assert adapter.cls.post_tweet.__defaults__ == ([], [])
+    assert adapter.invoke(other, "post_tweet", {"content": "clean"}).result["mentions"] == []

@@ -6,6 +6,10 @@ State that outlives an instance, found by reading the installed source:
   `LONG_WEATHER_EXTENSION["outsideTemperature"]`), imported by name into the class modules;
 - each class module's `DEFAULT_STATE`, deep-copied by `_load_scenario` but shared, so a
   tool (or a mutant) that wrote into it would change every later default environment;
+- the mutable default arguments of the classes' methods: `TwitterAPI.post_tweet(content,
+  tags=[], mentions=[])` stores the default lists in the tweet itself, so `mention` on a
+  tweet posted without mentions appends to the one default list every later call shares
+  (in every instance: BFCL's model and ground-truth instances alike);
 - any mutable class attribute (none today; watched all the same).
 `remember(module)` keeps a deep copy of each such container when a class is first imported
 (before any tool ran); `restore()` puts back the original object under its name and its
@@ -24,6 +28,23 @@ from typing import Any
 
 LONG_CONTEXT_MODULE = "bfcl_eval.eval_checker.multi_turn_eval.func_source_code.long_context"
 MUTABLE = (dict, list, set)
+
+
+class Defaults:
+    """A function's positional defaults as an owner of numbered containers (`setattr` of
+    a number puts the original object back in `__defaults__`)."""
+
+    def __init__(self, function: types.FunctionType) -> None:
+        self.function = function
+        self.__name__ = function.__qualname__ + ".__defaults__"
+
+    def get(self, index: int) -> Any:
+        return (self.function.__defaults__ or ())[index]
+
+    def set(self, index: int, value: Any) -> None:
+        defaults = list(self.function.__defaults__ or ())
+        defaults[index] = value
+        self.function.__defaults__ = tuple(defaults)
 
 
 @dataclass
@@ -64,6 +85,15 @@ def remember(module: types.ModuleType) -> None:
                 for attr, attr_value in vars(value).items():
                     if not attr.startswith("__") and isinstance(attr_value, MUTABLE):
                         _keep(value, attr, attr_value)
+                    elif isinstance(attr_value, types.FunctionType):
+                        _keep_defaults(attr_value)
+
+
+def _keep_defaults(function: types.FunctionType) -> None:
+    owner = Defaults(function)
+    for index, default in enumerate(function.__defaults__ or ()):
+        if isinstance(default, MUTABLE):
+            _keep(owner, str(index), default)
 
 
 def changed() -> list[str]:
@@ -80,7 +110,7 @@ def restore() -> None:
     """Put every kept container back: the original object, with its original contents."""
     for kept in _kept.values():
         if _current(kept) is not kept.original:
-            setattr(kept.owner, kept.name, kept.original)
+            _put_back(kept)
         if kept.original != kept.contents:
             fresh = copy.deepcopy(kept.contents)
             kept.original.clear()
@@ -91,4 +121,13 @@ def restore() -> None:
 
 
 def _current(kept: Kept) -> Any:
+    if isinstance(kept.owner, Defaults):
+        return kept.owner.get(int(kept.name))
     return vars(kept.owner).get(kept.name)
+
+
+def _put_back(kept: Kept) -> None:
+    if isinstance(kept.owner, Defaults):
+        kept.owner.set(int(kept.name), kept.original)
+    else:
+        setattr(kept.owner, kept.name, kept.original)
