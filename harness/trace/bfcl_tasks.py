@@ -33,8 +33,8 @@ from functools import cache
 from typing import Any
 
 from harness.targets.equality import canonical_equal
+from harness.trace.paths import Call, CallRecord, PathRun
 from harness.trace.readsites import Evaluator, ReadSite, SiteKind
-from harness.trace.suites import Call, CallRecord, PathRun
 
 CHECKER = "bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker"
 # check -> (function in the checker, the call in it that reads, what kind of site)

@@ -17,38 +17,13 @@ import copy
 import json
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from harness.errors import Problem, UserError
 from harness.targets.adapter import Adapter, InvokeOutcome
-from harness.targets.equality import JSON
 from harness.targets.registry import Target
+from harness.trace.paths import Call, CallRecord, PathRun
 from harness.trace.readsites import Evaluator
-
-
-@dataclass(frozen=True)
-class Call:
-    tool: str
-    args: dict[str, Any]
-
-
-@dataclass
-class CallRecord:
-    """One call of a path: the state around it and what it returned."""
-
-    tool: str
-    args: dict[str, Any]
-    pre: JSON
-    post: JSON
-    outcome: InvokeOutcome
-
-
-@dataclass
-class PathRun:
-    calls: list[CallRecord] = field(default_factory=list)
-    final: JSON = None
-    verdict: bool = False  # the shipped evaluator's
 
 
 class TaskSource(Protocol):
@@ -191,13 +166,13 @@ def suite_for(target: Target) -> TaskSource:
     from harness.targets.tau2.adapter import Tau2Adapter
 
     if isinstance(adapter, Tau2Adapter):
-        from harness.trace.tau2_tasks import Tau2Tasks  # imports this module: kept lazy
+        from harness.trace.tau2_tasks import Tau2Tasks  # imports tau2-bench: kept lazy
 
         return Tau2Tasks(adapter)
     from harness.targets.bfcl.adapter import BfclAdapter
 
     if isinstance(adapter, BfclAdapter):
-        from harness.trace.bfcl_tasks import BfclTasks  # imports this module: kept lazy
+        from harness.trace.bfcl_tasks import BfclTasks  # imports bfcl-eval: kept lazy
 
         return BfclTasks(adapter)
     raise UserError(
