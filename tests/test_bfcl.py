@@ -53,9 +53,10 @@ def test_integer_keys_and_sets_are_canonical() -> None:
     assert all(isinstance(k, str) for k in posting.snapshot(env)["tweets"])
     message = BfclAdapter("message")
     one, two = message.fresh(), message.fresh()
-    one.generated_ids = {3, 1, 2}
-    two.generated_ids = {2, 3, 1}
-    assert message.snapshot(one)["generated_ids"] == [1, 2, 3]
+    # strings: their set order follows their hashes, unlike small ints
+    one.generated_ids = {"c", "a", "b", "delta", "epsilon"}
+    two.generated_ids = {"epsilon", "delta", "b", "a", "c"}
+    assert message.snapshot(one)["generated_ids"] == ["a", "b", "c", "delta", "epsilon"]
     assert message.snapshot(one) == message.snapshot(two)
 
 
@@ -314,3 +315,36 @@ def test_mutable_default_arguments_are_put_back_before_every_environment() -> No
     other = adapter.fresh()
     assert adapter.cls.post_tweet.__defaults__ == ([], [])
     assert adapter.invoke(other, "post_tweet", {"content": "clean"}).result["mentions"] == []
+
+
+def test_replayed_snapshots_are_the_same_bytes_in_processes_with_other_hash_seeds() -> None:
+    # A set of strings iterates in hash order, which PYTHONHASHSEED changes: the canonical
+    # JSON must not (MessageAPI.generated_ids holds ints; strings are put there to see it).
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import json\n"
+        "from harness.targets.bfcl.adapter import BfclAdapter\n"
+        "out = {}\n"
+        "for slug in ('message', 'file_system', 'posting'):\n"
+        "    a = BfclAdapter(slug)\n"
+        "    for task in a.task_ids()[:8]:\n"
+        "        env = a.task_environment(task)\n"
+        "        for call in a.reference_calls(task):\n"
+        "            a.invoke(env, call.tool, call.args)\n"
+        "        if slug == 'message':\n"
+        "            env.generated_ids |= {'id-%d' % i for i in range(12)}\n"
+        "        out[slug + task] = a.snapshot(env)\n"
+        "print(json.dumps(out))\n"
+    )
+    outputs = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+        )
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1]
+    assert '"id-0", "id-1", "id-10", "id-11", "id-2"' in outputs[0]
