@@ -89,7 +89,7 @@ def grade(grader_task: str) -> bool:
     isolation.restore()
     if arm == "shipped":
         return shipped_verdict(task)
-    return evaluate_expected(task, replay_model(task))
+    return evaluate_expected(task, (replay_model(task), expectation(task.id)))
 
 
 # --- the shipped arm ------------------------------------------------------------------------
@@ -208,7 +208,9 @@ def replay(grader_task: str) -> tuple[Any, ...]:
     task_id, arm = split_task(grader_task)
     isolation.restore()
     task = _tasks()[task_id]
-    return replay_shipped(task) if arm == "shipped" else replay_model(task)
+    if arm == "shipped":
+        return replay_shipped(task)
+    return (replay_model(task), expectation(task_id))
 
 
 def evaluate(grader_task: str, inputs: tuple[Any, ...]) -> bool:
@@ -316,11 +318,15 @@ def replay_model(task: BfclTask) -> tuple[TurnRecord, ...]:
     return run_turns(task, pristine=False)
 
 
-def evaluate_expected(task: BfclTask, model: tuple[TurnRecord, ...]) -> bool:
+def evaluate_expected(
+    task: BfclTask, inputs: tuple[tuple[TurnRecord, ...], tuple[TurnRecord, ...]]
+) -> bool:
     """Per turn with ground truth: states equal to the expectation's, and the expectation's
-    results among the model's so far (BFCL's `response_checker`)."""
+    results among the model's so far (BFCL's `response_checker`). `inputs` is (the gold
+    replay on the classes as bound, the expectation): the pristine classes run in `replay`,
+    so an evaluation starts no tool code."""
     checker, _ = _checker_modules()
-    expected = expectation(task.id)
+    model, expected = inputs
     so_far: list[str] = []
     for index, (mine, gold) in enumerate(zip(model, expected, strict=True)):
         so_far.extend(mine.results)
