@@ -262,6 +262,13 @@ def markdown(reports: dict[str, ClassReport]) -> str:
 
 
 RULES = [
+    "## The two tools no call reached",
+    "",
+    "`get_user_tickets` raises `KeyError: 'created_by'` in the default state: the tickets "
+    "of task configs have no `created_by`, which it reads of every ticket. "
+    "`get_outside_temperature_from_weather_com` returns `{'error': 404}` on every call. "
+    "Both read state only, by their source: neither writes an attribute.",
+    "",
     "## MathAPI has no target",
     "",
     "MathAPI (17 tools: `add`, `mean`, `logarithm`, ...) keeps no state: its `__init__` sets "
