@@ -348,3 +348,25 @@ def test_replayed_snapshots_are_the_same_bytes_in_processes_with_other_hash_seed
         outputs.append(done.stdout)
     assert outputs[0] == outputs[1]
     assert '"id-0", "id-1", "id-10", "id-11", "id-2"' in outputs[0]
+
+
+def test_a_grade_puts_back_the_state_other_classes_of_its_task_left() -> None:
+    # A file-system task also runs TwitterAPI: its shared default list must be put back
+    # before a grade even in a process that never built a bfcl-posting adapter.
+    import subprocess
+    import sys
+
+    script = (
+        "from harness.targets.bfcl.adapter import BfclAdapter, bfcl_tasks\n"
+        "from bfcl_eval.eval_checker.multi_turn_eval.func_source_code import posting_api\n"
+        "task = next(t.id for t in bfcl_tasks().values() if {'TwitterAPI', "
+        "'GorillaFileSystem'} <= set(t.involved_classes))\n"
+        "adapter = BfclAdapter('file_system')\n"
+        "assert adapter.grade(task + ':shipped')\n"
+        "posting_api.TwitterAPI.post_tweet.__defaults__[1].append('@leaked')\n"
+        "assert adapter.grade(task + ':shipped')\n"
+        "print(posting_api.TwitterAPI.post_tweet.__defaults__)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "([], [])"

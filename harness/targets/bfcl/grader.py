@@ -82,11 +82,21 @@ def split_task(grader_task: str) -> tuple[str, str]:
     return task, arm
 
 
+def _isolate() -> None:
+    """Every class module remembered (a task involves classes of other targets too), then
+    its module-level state put back."""
+    from harness.targets.bfcl.adapter import CLASSES, api_class
+
+    for slug in CLASSES:
+        api_class(slug)
+    isolation.restore()
+
+
 def grade(grader_task: str) -> bool:
     """The verdict of one arm on one task after its gold replay (mutants included)."""
     task_id, arm = split_task(grader_task)
     task = _tasks()[task_id]
-    isolation.restore()
+    _isolate()
     if arm == "shipped":
         return shipped_verdict(task)
     return evaluate_expected(task, (replay_model(task), expectation(task.id)))
@@ -206,7 +216,7 @@ def evaluate_shipped(task: BfclTask, turns: tuple[Any, ...]) -> bool:
 def replay(grader_task: str) -> tuple[Any, ...]:
     """The replay half of `grade` (`SplitGrader`): what the arm's evaluation reads."""
     task_id, arm = split_task(grader_task)
-    isolation.restore()
+    _isolate()
     task = _tasks()[task_id]
     if arm == "shipped":
         return replay_shipped(task)
