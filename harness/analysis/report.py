@@ -44,9 +44,11 @@ from harness.analysis.render import (
 )
 from harness.analysis.runs import (
     RunMeta,
+    TornLine,
+    incomplete,
+    ledger_read,
     load_corpus_for,
-    load_run,
-    torn_line,
+    load_run_meta,
     with_frozen_predictions,
 )
 from harness.analysis.scoring import Scope, closed_world_recall, with_grader
@@ -148,21 +150,35 @@ def report(run_dir: Path, out_dir: Path | None = None, strict: bool = False) -> 
     """Write every output of the run; a torn last line or an unfinished run is noted (and
     marked in every title and caption), or, with `strict`, refused before anything is
     written."""
-    run, rows = load_run(run_dir)
-    torn = torn_line(run_dir)
-    unfinished = run.unfinished(len(rows))
+    run = load_run_meta(run_dir)
+    read = ledger_read(run_dir)
+    rows = read.rows
+    torn = None if read.torn is None else TornLine(read.path, read.torn)
+    state = incomplete(run_dir, read)
+    run = run.model_copy(update={"incomplete": state})
+    # one label for every title, caption and header: unfinished, short or altered
+    unfinished = "; ".join(filter(None, (state, run.unfinished(len(rows))))) or None
     if strict and (torn or unfinished):
         problems = []
+        if state:
+            problems.append(
+                Problem(
+                    str(read.path),
+                    "rows",
+                    f"the ledger is not the whole one its run wrote ({state})",
+                    "restore the ledger from the run, or run the plan again into a new folder",
+                )
+            )
         if torn:
             problems.append(
                 Problem(str(torn.path), f"line {torn.line}", "is torn", "finish the run first")
             )
-        if unfinished:
+        if run.unfinished(len(rows)):
             problems.append(
                 Problem(
                     str(run_dir / "run.json"),
                     "ended_at",
-                    f"the run has not ended ({unfinished})",
+                    f"the run has not ended ({run.unfinished(len(rows))})",
                     "run `harness run` on its plan again to finish it, or drop --strict",
                 )
             )
@@ -210,8 +226,10 @@ def report(run_dir: Path, out_dir: Path | None = None, strict: bool = False) -> 
         "postHoc": run.post_hoc,
         "locations": locations,
     }
-    if unfinished:
-        config["unfinished"] = unfinished
+    if run.unfinished(len(rows)):
+        config["unfinished"] = run.unfinished(len(rows)) or ""
+    if state:
+        config["incomplete"] = state
     stryker = mutation_report(rows, corpus, _installed_source, config)
     mutation_json = out_dir / MUTATION_REPORT
     payload = stryker.model_dump(mode="json", exclude_none=True)

@@ -1,0 +1,208 @@
+"""Issue 32, faults round three: each test is a reproduction from the issue, watched
+failing before its fix: one run per folder, one validating ledger parser, a ledger that
+proves it is whole, a resume that verifies what it reads, symlinks refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from test_runner import drawn_and_frozen, harness, project
+
+PYTHON = sys.executable
+
+
+@pytest.fixture(scope="module")
+def frozen(tmp_path_factory) -> Path:
+    """A 16-pair toy plan, drawn and frozen once; each test copies it."""
+    root = project(tmp_path_factory.mktemp("frozen"), per_operator=4)
+    drawn_and_frozen(root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory, frozen) -> Path:
+    """The same plan run to its end once; each test copies it."""
+    root = tmp_path_factory.mktemp("finished") / "small"
+    shutil.copytree(frozen, root)
+    done = harness("run", "plans/small.yaml", "--workers", "2", cwd=root)
+    assert done.returncode == 0, done.stderr
+    return root
+
+
+def copy(source: Path, tmp_path: Path) -> Path:
+    root = tmp_path / "small"
+    shutil.copytree(source, root)
+    return root
+
+
+def run_dir(root: Path) -> Path:
+    (folder,) = (root / "results" / "small").iterdir()
+    return folder
+
+
+def one_line_error(done: subprocess.CompletedProcess[str], *needles: str) -> str:
+    """The command failed with exit 2 and one `error:` line holding every needle."""
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    text = " ".join(done.stderr.split())
+    for needle in needles:
+        assert needle in text, text
+    return text
+
+
+# --- 1. one run per folder; a duplicated pair_id is refused everywhere --------------------
+
+
+def test_a_second_run_of_the_same_folder_is_refused_and_the_ledger_holds_16_rows(frozen, tmp_path):
+    root = copy(frozen, tmp_path)
+    command = [PYTHON, "-m", "harness", "run", "plans/small.yaml", "--workers", "1"]
+    first = subprocess.Popen(command, cwd=root, stderr=subprocess.PIPE, text=True)
+    # once the first has written run.json it is inside the folder; it is stopped there
+    # (not ended) so that the second, slower to start, surely meets it
+    deadline = time.monotonic() + 60
+    while not list(root.glob("results/small/*/run.json")) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    os.kill(first.pid, signal.SIGSTOP)
+    try:
+        second = harness("run", "plans/small.yaml", "--workers", "1", cwd=root)
+    finally:
+        os.kill(first.pid, signal.SIGCONT)
+    first.wait(timeout=120)
+    assert first.returncode == 0, first.stderr.read() if first.stderr else ""
+    one_line_error(second, "is in use by", "pid", str(first.pid))
+    lines = (run_dir(root) / "ledger.jsonl").read_text().splitlines()
+    assert len(lines) == len({json.loads(line)["pair_id"] for line in lines}) == 16
+
+
+def duplicated(finished: Path, tmp_path: Path) -> Path:
+    root = copy(finished, tmp_path)
+    ledger = run_dir(root) / "ledger.jsonl"
+    lines = ledger.read_text().splitlines(keepends=True)
+    ledger.write_text("".join([*lines, lines[3]]))
+    return root
+
+
+@pytest.mark.parametrize("command", ["report", "compare", "trace", "run"])
+def test_a_duplicated_pair_id_is_one_line_naming_the_line(finished, tmp_path, command):
+    root = duplicated(finished, tmp_path)
+    folder = str(run_dir(root))
+    args = {
+        "report": ["report", folder],
+        "compare": ["compare", folder, folder],
+        "trace": ["trace", "toy_domain", "--from", folder, "--out", str(tmp_path / "trace")],
+        "run": ["run", "plans/small.yaml"],
+    }[command]
+    done = harness(*args, cwd=root)
+    one_line_error(done, "ledger.jsonl: line 17", "line 4")
+    assert not (run_dir(root) / "tables").exists()
+
+
+# --- 7. the ledger file is not trusted: garbage lines and symlinks ------------------------
+
+
+def test_run_refuses_a_garbage_line_as_report_does(finished, tmp_path):
+    root = copy(finished, tmp_path)
+    ledger = run_dir(root) / "ledger.jsonl"
+    lines = ledger.read_text().splitlines(keepends=True)
+    ledger.write_text("".join([*lines[:5], '{"garbage": 1}\n', *lines[5:]]))
+    for args in (["run", "plans/small.yaml"], ["report", str(run_dir(root))]):
+        one_line_error(harness(*args, cwd=root), "ledger.jsonl: line 6", "not a ledger row")
+
+
+def test_a_symlinked_ledger_or_run_folder_is_refused_and_its_target_untouched(finished, tmp_path):
+    root = copy(finished, tmp_path)
+    folder = run_dir(root)
+    ledger = folder / "ledger.jsonl"
+    victim = tmp_path / "victim.txt"
+    victim.write_text(ledger.read_text() + '{"torn')  # a torn line a resume would cut
+    ledger.unlink()
+    ledger.symlink_to(victim)
+    before = victim.read_bytes()
+    for args in (["run", "plans/small.yaml"], ["report", str(folder)]):
+        one_line_error(harness(*args, cwd=root), "ledger.jsonl", "symbolic link")
+    assert victim.read_bytes() == before
+
+    moved = tmp_path / "elsewhere"
+    ledger.unlink()
+    shutil.copy(victim, ledger)
+    folder.rename(moved)
+    folder.symlink_to(moved, target_is_directory=True)
+    one_line_error(harness("run", "plans/small.yaml", cwd=root), str(folder), "symbolic link")
+
+
+# --- 5. a ledger proves it is whole -------------------------------------------------------
+
+
+def test_a_finished_run_records_a_chained_digest_of_its_rows(finished):
+    from harness.execution.run_folder import read_ledger
+
+    manifest = json.loads((run_dir(finished) / "run.json").read_text())
+    read = read_ledger(run_dir(finished) / "ledger.jsonl")
+    assert manifest["ledger"] == {"rows": 16, "sha256": read.digest}
+    assert len(manifest["pair_ids_sha256"]) == 64
+
+
+@pytest.mark.parametrize("edit", ["short", "empty", "altered"])
+def test_a_short_or_altered_ledger_is_marked_and_refused(finished, tmp_path, edit):
+    root = copy(finished, tmp_path)
+    folder = run_dir(root)
+    ledger = folder / "ledger.jsonl"
+    lines = ledger.read_text().splitlines(keepends=True)
+    if edit == "short":
+        lines = lines[5:]
+    elif edit == "empty":
+        lines = []
+    else:  # one row's status changed, every pair still there
+        row = json.loads(lines[2])
+        row["status"] = "missed" if row["status"] == "detected" else "detected"
+        lines[2] = json.dumps(row, sort_keys=True) + "\n"
+    ledger.write_text("".join(lines))
+    word = "ALTERED" if edit == "altered" else "SHORT"
+    done = harness("report", str(folder), cwd=root)
+    assert done.returncode == 0, done.stderr
+    assert word.lower() in " ".join(done.stdout.split()).lower()
+    # titled formats (a CSV has no title, as for an unfinished run)
+    tables = sorted(p for p in (folder / "tables").iterdir() if p.suffix in (".md", ".tex"))
+    assert tables  # pool_screening has rows even for an empty ledger
+    for table in tables:
+        assert word in table.read_text(), table.name
+    assert word in (folder / "macros.tex").read_text()
+    config = json.loads((folder / "mutation-report.json").read_text())["config"]
+    assert word in config["incomplete"]
+    shutil.rmtree(folder / "tables")
+    one_line_error(harness("report", str(folder), "--strict", cwd=root), "ledger.jsonl", word)
+    assert not (folder / "tables").exists()
+    one_line_error(harness("publish", str(folder), cwd=root), "ledger.jsonl", word)
+    assert not (root / "results" / "reference").exists()
+
+
+# --- 6. a resume verifies what it reads from the run folder -------------------------------
+
+
+@pytest.mark.parametrize("name", ["baseline.json", "coverage.json"])
+def test_an_edited_baseline_or_coverage_is_refused_on_resume(finished, tmp_path, name):
+    root = copy(finished, tmp_path)
+    folder = run_dir(root)
+    path = folder / name
+    data = json.loads(path.read_text())
+    if name == "baseline.json":
+        for report in data.values():
+            report["verdict"] = "VIOLATES"
+    else:
+        for record in data["tools"].values():
+            record["reproducible"] = not record["reproducible"]
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    ledger = folder / "ledger.jsonl"
+    lines = ledger.read_text().splitlines(keepends=True)
+    ledger.write_text("".join(lines[:-4]))  # four pairs left to score on resume
+    done = harness("run", "plans/small.yaml", cwd=root)
+    one_line_error(done, name, "digest")
+    assert len(ledger.read_text().splitlines()) == 12
