@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -44,9 +45,9 @@ def _write_json(destination: str, payload: str) -> None:
         raise UserError(
             Problem(destination, "--json", "its folder does not exist", "create it first")
         )
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(payload + "\n", encoding="utf-8")
-    tmp.replace(path)  # never leave a half-written report behind
+    from harness.execution.atomic import write_text
+
+    write_text(path, payload + "\n")  # never leave a half-written report behind
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -764,12 +765,31 @@ def entry() -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from harness.execution.atomic import is_write_error, write_problem
+    from harness.execution.isolation import interrupts_as_keyboard
+
     args = build_parser().parse_args(argv)
     try:
-        return int(args.func(args))
+        with interrupts_as_keyboard():  # SIGTERM stops any command like Ctrl-C
+            return int(args.func(args))
     except UserError as exc:
         for problem in exc.problems:
             err_console.print(f"error: {problem.line()}", markup=False, soft_wrap=True)
+        return USER_ERROR_EXIT
+    except KeyboardInterrupt as stop:  # every writer writes aside: nothing half-done is left
+        signum = getattr(stop, "signum", signal.SIGINT)
+        err_console.print(
+            f"interrupted ({signal.Signals(signum).name}): harness {args.command} stopped; "
+            "what it was writing was discarded, earlier files are as they were",
+            markup=False,
+            soft_wrap=True,
+        )
+        return 128 + signum
+    except OSError as exc:  # a write no `all_or_nothing` caught (a full disk, a size limit)
+        if not is_write_error(exc):
+            raise
+        line = write_problem(exc.filename or "?", exc).problems[0].line()
+        err_console.print(f"error: {line}", markup=False, soft_wrap=True)
         return USER_ERROR_EXIT
 
 

@@ -21,7 +21,6 @@ Re-running on the same ledger gives byte-identical files.
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -54,6 +53,7 @@ from harness.analysis.runs import (
 from harness.analysis.scoring import Scope, closed_world_recall, with_grader
 from harness.analysis.tables import Table, build_tables
 from harness.errors import Problem, UserError
+from harness.execution.atomic import all_or_nothing, staged_folder
 from harness.execution.ledger import LedgerRow
 
 TABLES_DIR = "tables"
@@ -104,19 +104,18 @@ def _write(path: Path, text: str) -> None:
 
 def write_tables(tables: Sequence[Table], folder: Path) -> list[Path]:
     """Replace `folder` whole with the tables' files (no stale table from an older report)."""
-    tmp = folder.with_name(f".{folder.name}.tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
+    with staged_folder(folder) as tmp:
+        names = _table_files(tables, tmp)
+    return [folder / name for name in names]
+
+
+def _table_files(tables: Sequence[Table], tmp: Path) -> list[str]:
     names = []
     for table in tables:
         for suffix, render in RENDERERS:
             _write(tmp / f"{table.name}{suffix}", render(table))
             names.append(f"{table.name}{suffix}")
-    if folder.exists():
-        shutil.rmtree(folder)
-    tmp.rename(folder)
-    return [folder / name for name in names]
+    return names
 
 
 def macros_text(tables: Sequence[Table], run: RunMeta, unfinished: str | None = None) -> str:
@@ -193,53 +192,64 @@ def report(run_dir: Path, out_dir: Path | None = None, strict: bool = False) -> 
         notes.append(f"no predictions scored: {why}")
     elif why:
         notes.append(f"the plan's predictions are unknown ({why}): only negative controls scored")
-    tables = build_tables(rows, run)
-    table_paths = write_tables(tables, out_dir / TABLES_DIR)
-    frame = ledger_frame(rows, run)
-    if with_grader(frame).empty:
-        notes.append(NO_GRADER_NOTE)
+    # every output written aside and swapped in together: an interrupt or a write error
+    # leaves the previous report whole (harness.execution.atomic)
+    with all_or_nothing(out_dir) as staging:
+        tables = build_tables(rows, run)
+        table_paths = [
+            out_dir / TABLES_DIR / n
+            for n in _table_files(tables, staging.folder(out_dir / TABLES_DIR))
+        ]
+        frame = ledger_frame(rows, run)
+        if with_grader(frame).empty:
+            notes.append(NO_GRADER_NOTE)
 
-    figure: Path | None = out_dir / FOREST_PLOT
-    recall = [r for r in closed_world_recall(frame) if r.scope is Scope.POOLED]
-    if recall:
-        from harness.analysis.plots import forest_plot  # matplotlib only when plotting
+        figure: Path | None = out_dir / FOREST_PLOT
+        recall = [r for r in closed_world_recall(frame) if r.scope is Scope.POOLED]
+        if recall:
+            from harness.analysis.plots import forest_plot  # matplotlib only when plotting
 
-        title = "POST HOC: " if run.post_hoc or any(r.counts.post_hoc for r in recall) else ""
-        title = f"{unfinished.upper()}: {title}" if unfinished else title
-        forest_plot(recall, figure, f"{title}closed-world recall, freeze {run.freeze_id}")
-    else:
-        figure.unlink(missing_ok=True)
-        figure = None
-        notes.append("no closed-world pairs: no forest plot")
+            title = "POST HOC: " if run.post_hoc or any(r.counts.post_hoc for r in recall) else ""
+            title = f"{unfinished.upper()}: {title}" if unfinished else title
+            forest_plot(
+                recall, staging.file(figure), f"{title}closed-world recall, freeze {run.freeze_id}"
+            )
+        else:
+            staging.remove(figure)  # an older report's plot would contradict this one
+            figure = None
+            notes.append("no closed-world pairs: no forest plot")
 
-    macros = out_dir / MACROS
-    _write(macros, macros_text(tables, run, unfinished))
+        macros = out_dir / MACROS
+        _write(staging.file(macros), macros_text(tables, run, unfinished))
 
-    corpus, why = load_corpus_for(run_dir, run.plan)
-    locations = "from the drawn corpus" if corpus else "unknown (no drawn corpus)"
-    if corpus is None:
-        notes.append(f"{why}: {MUTATION_REPORT} has no mutant locations")
-    config: dict[str, str | bool] = {
-        "plan": run.plan,
-        "run": run.run,
-        "freezeId": run.freeze_id,
-        "postHoc": run.post_hoc,
-        "locations": locations,
-    }
-    if run.unfinished(len(rows)):
-        config["unfinished"] = run.unfinished(len(rows)) or ""
-    if state:
-        config["incomplete"] = state
-    stryker = mutation_report(rows, corpus, _installed_source, config)
-    mutation_json = out_dir / MUTATION_REPORT
-    payload = stryker.model_dump(mode="json", exclude_none=True)
-    validate_report(payload)  # a failure is our bug: nothing invalid is written
-    _write(mutation_json, json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+        corpus, why = load_corpus_for(run_dir, run.plan)
+        locations = "from the drawn corpus" if corpus else "unknown (no drawn corpus)"
+        if corpus is None:
+            notes.append(f"{why}: {MUTATION_REPORT} has no mutant locations")
+        config: dict[str, str | bool] = {
+            "plan": run.plan,
+            "run": run.run,
+            "freezeId": run.freeze_id,
+            "postHoc": run.post_hoc,
+            "locations": locations,
+        }
+        if run.unfinished(len(rows)):
+            config["unfinished"] = run.unfinished(len(rows)) or ""
+        if state:
+            config["incomplete"] = state
+        stryker = mutation_report(rows, corpus, _installed_source, config)
+        mutation_json = out_dir / MUTATION_REPORT
+        payload = stryker.model_dump(mode="json", exclude_none=True)
+        validate_report(payload)  # a failure is our bug: nothing invalid is written
+        _write(
+            staging.file(mutation_json),
+            json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
+        )
 
-    page = out_dir / REPORT_HTML
-    headline = [t for t in tables if t.name in MAIN_TABLES]
-    forest_png = figure.read_bytes() if figure else None
-    _write(page, render_html(frame, headline, run, corpus, forest_png))
+        page = out_dir / REPORT_HTML
+        headline = [t for t in tables if t.name in MAIN_TABLES]
+        forest_png = staging.staged(figure).read_bytes() if figure else None
+        _write(staging.file(page), render_html(frame, headline, run, corpus, forest_png))
     return ReportResult(
         out_dir,
         tuple(table_paths),

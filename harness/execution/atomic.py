@@ -49,8 +49,9 @@ def is_write_error(exc: BaseException) -> bool:
 
 
 def aside(path: Path) -> Path:
-    """The name a file or folder is written under before it is swapped in."""
-    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    """The name a file or folder is written under before it is swapped in (hidden, and with
+    the destination's suffix, so that a writer that goes by the suffix writes the same)."""
+    return path.with_name(f".{os.getpid()}.tmp.{path.name}")
 
 
 def _remove(path: Path) -> None:
@@ -84,33 +85,78 @@ def write_text(path: Path, text: str) -> None:
     write_bytes(path, text.encode("utf-8"))
 
 
+class Staging:
+    """The files and folders one command writes, each written aside (`file`, `folder`) and
+    swapped in together by `commit` with SIGINT and SIGTERM held; `discard` removes what was
+    written aside. Use it through `all_or_nothing`."""
+
+    def __init__(self) -> None:
+        self._staged: list[tuple[Path, Path]] = []  # (aside, destination)
+        self._removed: list[Path] = []
+
+    def file(self, destination: Path) -> Path:
+        """Where to write `destination`'s new content."""
+        tmp = aside(destination)
+        _remove(tmp)
+        self._staged.append((tmp, destination))
+        return tmp
+
+    def folder(self, destination: Path) -> Path:
+        """An empty folder to fill; it replaces `destination` whole."""
+        tmp = self.file(destination)
+        tmp.mkdir(parents=True)
+        return tmp
+
+    def staged(self, destination: Path) -> Path:
+        """Where `destination`'s new content is being written."""
+        return next(tmp for tmp, dest in self._staged if dest == destination)
+
+    def remove(self, destination: Path) -> None:
+        """`destination` is removed on commit (an output this run no longer writes)."""
+        self._removed.append(destination)
+
+    def commit(self) -> None:
+        with signals_held():
+            olds = []
+            for tmp, destination in self._staged:
+                if destination.is_dir() and not destination.is_symlink():
+                    old = destination.with_name(f".{os.getpid()}.old.{destination.name}")
+                    os.rename(destination, old)  # a folder cannot replace a folder in one step
+                    olds.append(old)
+                os.replace(tmp, destination)
+            for path in [*olds, *self._removed]:
+                _remove(path)
+            self._staged.clear()
+
+    def discard(self) -> None:
+        for tmp, _ in self._staged:
+            _remove(tmp)
+        self._staged.clear()
+
+
+@contextmanager
+def all_or_nothing(name: Path | str) -> Iterator[Staging]:
+    """A `Staging` committed when the block ends normally and discarded on any other exit;
+    a write error becomes a one-line `UserError` naming the file (`name` when unknown)."""
+    staging = Staging()
+    try:
+        yield staging
+        staging.commit()
+    except OSError as exc:
+        if is_write_error(exc):
+            raise write_problem(getattr(exc, "filename", None) or name, exc) from None
+        raise
+    finally:
+        staging.discard()
+
+
 @contextmanager
 def staged_folder(destination: Path) -> Iterator[Path]:
     """Yield an empty folder to fill; when the block ends normally it replaces
-    `destination` whole. On any exit it leaves no staging folder behind, and on an error
-    `destination` is as it was."""
-    tmp = aside(destination)
-    old = destination.with_name(f".{destination.name}.{os.getpid()}.old")
-    _remove(tmp)
-    try:
-        tmp.mkdir(parents=True)
-        yield tmp
-        with signals_held():
-            if destination.exists():
-                os.rename(destination, old)
-            os.rename(tmp, destination)
-            _remove(old)
-    except OSError as exc:
-        if is_write_error(exc):
-            raise write_problem(getattr(exc, "filename", None) or destination, exc) from None
-        raise
-    finally:
-        _remove(tmp)
-        if old.exists():  # the swap failed half-way: put the old folder back
-            if not destination.exists():
-                os.rename(old, destination)
-            else:
-                _remove(old)
+    `destination` whole; on any other exit `destination` is as it was and nothing staged
+    is left."""
+    with all_or_nothing(destination) as staging:
+        yield staging.folder(destination)
 
 
 @contextmanager
