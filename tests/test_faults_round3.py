@@ -206,3 +206,38 @@ def test_an_edited_baseline_or_coverage_is_refused_on_resume(finished, tmp_path,
     done = harness("run", "plans/small.yaml", cwd=root)
     one_line_error(done, name, "digest")
     assert len(ledger.read_text().splitlines()) == 12
+
+
+# --- 4. a write error is one line, leaves no temporary file, keeps the ledger resumable ---
+
+
+def limited_run(root: Path, limit: int) -> subprocess.CompletedProcess[str]:
+    """`harness run` under a file-size limit (ulimit -f): writes past it fail with EFBIG,
+    as a full disk fails with ENOSPC."""
+    import resource
+
+    return subprocess.run(
+        [PYTHON, "-m", "harness", "run", "plans/small.yaml", "--workers", "1"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)),
+    )
+
+
+def staging_files(root: Path) -> list[str]:
+    return [p.name for p in root.rglob("*") if "tmp" in p.name]
+
+
+@pytest.mark.parametrize(("limit", "file"), [(8000, "baseline.json"), (17500, "ledger.jsonl")])
+def test_a_write_error_is_one_line_and_the_ledger_stays_resumable(frozen, tmp_path, limit, file):
+    root = copy(frozen, tmp_path)
+    done = limited_run(root, limit)
+    one_line_error(done, file, "File too large")
+    assert staging_files(root / "results") == [] if (root / "results").exists() else True
+    if file == "ledger.jsonl":  # whole lines only: the failed row was cut back
+        data = (run_dir(root) / file).read_bytes()
+        assert 0 < len(data) <= limit and data.endswith(b"\n")
+    resumed = harness("run", "plans/small.yaml", cwd=root)
+    assert resumed.returncode == 0, resumed.stderr
+    assert len((run_dir(root) / "ledger.jsonl").read_text().splitlines()) == 16
