@@ -455,7 +455,8 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 def list_rows(kind: str) -> list[dict[str, str]]:
     """What `harness list KIND` prints: operators with their arm, defect class and family;
-    targets and checkers by name with the class each name resolves to (none is loaded)."""
+    targets and checkers by name with the class each name resolves to and the distribution
+    that registers it (none is loaded)."""
     if kind == "operators":
         from harness.mutation.registry import all_operators
 
@@ -468,10 +469,13 @@ def list_rows(kind: str) -> list[dict[str, str]]:
             }
             for name, op in all_operators().items()
         ]
-    from harness.plugins import CHECKERS_GROUP, TARGETS_GROUP, registered
+    from harness.plugins import CHECKERS_GROUP, TARGETS_GROUP, registrations
 
     group = TARGETS_GROUP if kind == "targets" else CHECKERS_GROUP
-    return [{"name": name, "class": ref} for name, ref in registered(group).items()]
+    return [
+        {"name": name, "class": ref, "distribution": dist}
+        for name, (dist, ref) in registrations(group).items()
+    ]
 
 
 def cmd_list(args: argparse.Namespace) -> int:
