@@ -241,3 +241,35 @@ def test_a_write_error_is_one_line_and_the_ledger_stays_resumable(frozen, tmp_pa
     resumed = harness("run", "plans/small.yaml", cwd=root)
     assert resumed.returncode == 0, resumed.stderr
     assert len((run_dir(root) / "ledger.jsonl").read_text().splitlines()) == 16
+
+
+# --- 9. size limits; control ids are names ------------------------------------------------
+
+
+def test_an_oversized_plan_or_contract_is_one_line(tmp_path):
+    root = project(tmp_path)
+    plan = root / "plans" / "small.yaml"
+    arm = (
+        "  - name: a{i}\n    kind: closed_world\n    target: toy_domain\n"
+        "    tools: [deposit]\n    operators: [M-PHANTOM]\n    draw_per_operator: 1\n"
+    )
+    plan.write_text(plan.read_text() + "".join(arm.format(i=i) for i in range(9_000)))
+    done = harness("draw", "plans/small.yaml", cwd=root)
+    one_line_error(done, "small.yaml", "larger than")
+    contract = tmp_path / "big.yaml"
+    contract.write_text("tool: deposit\n" + "# padding\n" * 150_000)
+    one_line_error(harness("contracts", "validate", str(contract), cwd=root), "larger than")
+
+
+def test_a_negative_control_id_is_a_name_not_a_path(tmp_path):
+    root = project(tmp_path)
+    (root / "controls").mkdir()
+    outside = tmp_path / "x.yaml"
+    outside.write_text("id: ../../x\n")
+    plan = root / "plans" / "small.yaml"
+    plan.write_text(
+        plan.read_text() + "negative_controls:\n  - id: ../../x\n    predicted: CONFORMS\n"
+    )
+    done = harness("draw", "plans/small.yaml", cwd=root)
+    text = one_line_error(done, "negative_controls")
+    assert str(outside) not in text and "x.yaml" not in text

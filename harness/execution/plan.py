@@ -63,10 +63,13 @@ class ArmSpec(_Strict):
         return self
 
 
+CONTROL_ID = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"  # a file name under controls/, never a path
+
+
 class NegativeControlSpec(_Strict):
     """A negative control under `controls/` and the verdict predicted for its tool."""
 
-    id: str
+    id: str = Field(pattern=CONTROL_ID, max_length=200)
     predicted: Verdict
 
 
