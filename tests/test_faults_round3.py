@@ -273,3 +273,52 @@ def test_a_negative_control_id_is_a_name_not_a_path(tmp_path):
     done = harness("draw", "plans/small.yaml", cwd=root)
     text = one_line_error(done, "negative_controls")
     assert str(outside) not in text and "x.yaml" not in text
+
+
+# --- 2. processes a pair starts die with the pair -------------------------------------------
+
+HOSTILE = """
+def deposit(bank, account_id, amount):
+    import os
+    import subprocess
+    subprocess.Popen(["sleep", "{mark}1"], start_new_session=True)
+    if os.fork() == 0:
+        os.setsid()
+        os.execvp("sleep", ["sleep", "{mark}2"])
+    raise ValueError("refused")
+"""
+
+
+def processes_marked(mark: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                words = (entry / "cmdline").read_bytes().split(b"\0")
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if any(w.startswith(mark.encode()) for w in words) and state != "Z":
+                found.append(int(entry.name))
+    return found
+
+
+def test_processes_a_mutant_starts_die_with_its_pair(tmp_path, monkeypatch):
+    import test_runner
+    from test_runner import fault_corpus
+
+    mark = f"4{os.getpid() % 1000:03d}.{int(time.time()) % 1000:03d}"
+    monkeypatch.setattr(test_runner, "FAULTS", {"deposit": ("x", HOSTILE.format(mark=mark))})
+    root = project(tmp_path, timeout=20)
+    fault_corpus(root)
+    assert harness("freeze", "plans/small.yaml", cwd=root).returncode == 0
+    try:
+        done = harness("run", "plans/small.yaml", cwd=root)
+        assert done.returncode == 0, done.stderr
+        left = processes_marked(mark)
+        assert left == [], f"{len(left)} processes of the mutant outlived the run"
+        (row,) = test_runner.ledger(root)
+        assert row.tool == "deposit"
+    finally:
+        for pid in processes_marked(mark):
+            os.kill(pid, signal.SIGKILL)

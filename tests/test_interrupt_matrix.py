@@ -92,7 +92,9 @@ def test_an_interrupted_writer_leaves_nothing_half_done(
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("interrupted ("), err
     left = [
-        p for p in root.rglob("*") if ".tmp" in p.name or ".old" in p.name and ".git" not in p.parts
+        p
+        for p in root.rglob("*")
+        if (".tmp" in p.name or ".old." in p.name) and ".git" not in p.parts
     ]
     assert left == []
     assert snapshot(root) == before

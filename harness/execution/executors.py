@@ -38,7 +38,14 @@ from typing import Any
 
 from harness.errors import Problem, UserError
 from harness.execution.draw import DrawnPair
-from harness.execution.isolation import die_with_parent, ignore_stop_signals, libc, limit_self
+from harness.execution.isolation import (
+    become_subreaper,
+    die_with_parent,
+    end_descendants,
+    ignore_stop_signals,
+    libc,
+    limit_self,
+)
 from harness.execution.ledger import PairScore, PairStatus
 from harness.execution.pair_scoring import (
     Executor,
@@ -64,11 +71,13 @@ def _child(ctx: RunContext, pair: DrawnPair, conn: Connection, parent: int) -> N
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):  # a mutant's prints must not garble the parent's progress bar
         os.dup2(devnull, fd)
+    become_subreaper()  # what the mutant starts stays below this process (isolation.py)
     try:
         message: tuple[str, Any] = ("ok", score_pair(ctx, pair))
     except BaseException as exc:  # SystemExit, KeyboardInterrupt...: the mutant killed us
         message = ("crash", f"{type(exc).__name__}: {exc}")
     try:
+        end_descendants()  # every process the pair started ends with the pair
         conn.send(message)
     finally:
         conn.close()
@@ -99,6 +108,8 @@ def score_pairs(
         process, pair, began, started = running.pop(conn)
         process.join()
         conn.close()
+        # orphans of a pair child that died (timeout, crash) were adopted here: end them
+        end_descendants({p.pid for p, *_ in running.values()})
         on_outcome(PairOutcome(pair.pair_id, score, started, time.monotonic() - began))
 
     from harness.mutation.apply import package_functions
@@ -108,6 +119,7 @@ def score_pairs(
     if sys.platform.startswith("linux"):
         libc()  # loaded once here instead of in every child
     gc.freeze()
+    become_subreaper()
     try:
         while todo or running:
             while todo and len(running) < workers:
@@ -157,6 +169,9 @@ def score_pairs(
     finally:
         for process, *_ in running.values():
             process.kill()
+        for process, *_ in running.values():
+            process.join()
+        end_descendants()
         gc.unfreeze()
 
 

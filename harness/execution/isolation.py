@@ -15,6 +15,7 @@ and `signals_held` defers both around a ledger write, so a signal never tears a 
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import functools
@@ -27,6 +28,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+PR_SET_CHILD_SUBREAPER = 36
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
@@ -104,3 +106,78 @@ def signals_held() -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+# --- processes a pair starts ----------------------------------------------------------------
+# A mutant may start processes that leave its process group and session (`setsid`, a double
+# fork). Neither a process group nor a session can find them; the parent chain can: a
+# *subreaper* (prctl PR_SET_CHILD_SUBREAPER) adopts every orphan below it instead of PID 1.
+# The pair child is one, so the processes its mutant starts stay its descendants and it ends
+# them before it answers; the runner is one too, so those of a pair child that died (timeout,
+# crash) become the runner's children, which it ends as soon as that pair is finished. Chosen
+# over a cgroup because it needs no privilege and no writable cgroup tree (this machine has
+# cgroup v1, read-only); the limit: a `kill -9` of the runner ends its pair children
+# (PR_SET_PDEATHSIG) but their orphans then go to PID 1 (docs/ledger.md).
+
+
+def become_subreaper() -> bool:
+    """Adopt orphaned descendants (Linux); False where the kernel offers no such thing."""
+    if not sys.platform.startswith("linux"):
+        return False
+    return libc().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+
+
+def children_of(pid: int) -> list[int]:
+    """The live children of `pid` (Linux /proc; empty elsewhere)."""
+    found: list[int] = []
+    try:
+        tasks = list(os.scandir(f"/proc/{pid}/task"))
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task.name}/children") as handle:
+                found += [int(word) for word in handle.read().split()]
+        except OSError:
+            continue
+    return found
+
+
+def end_processes(pids: list[int]) -> int:
+    """SIGKILL each process and its descendants, and reap those that are our children; the
+    number ended."""
+    ended = 0
+    seen: set[int] = set()
+    todo = list(pids)
+    while todo:
+        pid = todo.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        try:
+            os.kill(pid, signal.SIGSTOP)  # stopped first, so it cannot fork while we look
+        except ProcessLookupError:
+            continue
+        todo += children_of(pid)
+    for pid in seen:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            ended += 1
+        except ProcessLookupError:
+            continue
+    for pid in seen:
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(pid, 0)  # only our own children: others are reaped by their parent
+    return ended
+
+
+def end_descendants(keep: set[int] = frozenset()) -> int:  # type: ignore[assignment]
+    """End every child of this process but those in `keep`, with their descendants; repeat
+    until none is left (an orphan adopted meanwhile, a child that forked before it stopped)."""
+    total = 0
+    for _ in range(20):
+        strays = [pid for pid in children_of(os.getpid()) if pid not in keep]
+        if not strays:
+            break
+        total += end_processes(strays)
+    return total
