@@ -322,3 +322,29 @@ def test_processes_a_mutant_starts_die_with_its_pair(tmp_path, monkeypatch):
     finally:
         for pid in processes_marked(mark):
             os.kill(pid, signal.SIGKILL)
+
+
+GREEDY = """
+def deposit(bank, account_id, amount):
+    held = [bytearray(3 << 30) for _ in range(4)]  # 12 GiB of address space, kept
+    import time
+    time.sleep(0.5)  # long enough for the runner to see it
+    return len(held)
+"""
+
+
+def test_a_mutant_over_the_memory_limit_is_a_crash_with_the_reason(tmp_path, monkeypatch):
+    import test_runner
+    from test_runner import fault_corpus
+
+    monkeypatch.setattr(test_runner, "FAULTS", {"deposit": ("x", GREEDY)})
+    root = project(tmp_path, timeout=20)
+    plan = root / "plans" / "small.yaml"
+    plan.write_text(plan.read_text().replace("seed: 7\n", "seed: 7\nmemory_limit_mb: 2048\n"))
+    fault_corpus(root)
+    assert harness("freeze", "plans/small.yaml", cwd=root).returncode == 0
+    done = harness("run", "plans/small.yaml", cwd=root)
+    assert done.returncode == 0, done.stderr
+    (row,) = test_runner.ledger(root)
+    assert row.status.value == "crash", (row.status, row.error)
+    assert "memory_limit_mb of 2048" in row.error

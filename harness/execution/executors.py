@@ -28,6 +28,7 @@ import gc
 import importlib.util
 import multiprocessing
 import os
+import resource
 import sys
 import time
 from collections import deque
@@ -72,6 +73,13 @@ def _child(ctx: RunContext, pair: DrawnPair, conn: Connection, parent: int) -> N
     for fd in (0, 1, 2):  # a mutant's prints must not garble the parent's progress bar
         os.dup2(devnull, fd)
     become_subreaper()  # what the mutant starts stays below this process (isolation.py)
+    # the parent kills a worker past memory_limit_mb (a crash); this backstop, 4 times
+    # farther, keeps a mutant from exhausting the machine before the parent looks
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    backstop = ctx.plan.memory_limit_mb * 4 << 20
+    if hard != resource.RLIM_INFINITY:
+        backstop = min(backstop, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (backstop, hard))
     try:
         message: tuple[str, Any] = ("ok", score_pair(ctx, pair))
     except BaseException as exc:  # SystemExit, KeyboardInterrupt...: the mutant killed us
@@ -82,6 +90,18 @@ def _child(ctx: RunContext, pair: DrawnPair, conn: Connection, parent: int) -> N
     finally:
         conn.close()
         os._exit(0)  # skip atexit and finalizers a mutant may have poisoned
+
+
+def mapped_mib(pid: int) -> int | None:
+    """The process's address space (VmSize) in MiB; None when it is gone or unknown."""
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            for line in handle:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) // 1024
+    except OSError:
+        return None
+    return None
 
 
 def _died(exitcode: int | None, seconds: float, ctx: RunContext) -> PairScore:
@@ -157,7 +177,18 @@ def score_pairs(
                 finish(conn, score)
             now = time.monotonic()
             for conn, (process, _, began, _) in list(running.items()):
-                if now - began > ctx.plan.timeout_seconds:
+                mapped = mapped_mib(process.pid)
+                if mapped is not None and mapped > ctx.plan.memory_limit_mb:
+                    process.kill()
+                    finish(
+                        conn,
+                        PairScore(
+                            status=PairStatus.CRASH,
+                            error=f"killed: its address space reached {mapped} MiB, over the "
+                            f"plan's memory_limit_mb of {ctx.plan.memory_limit_mb}",
+                        ),
+                    )
+                elif now - began > ctx.plan.timeout_seconds:
                     process.kill()
                     finish(
                         conn,

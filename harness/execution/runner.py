@@ -272,6 +272,7 @@ def execute(
                 "freeze_record": _first_freeze_record(folder, found),
                 "warnings": warnings,
                 "pairs_total": len(corpus.pairs),
+                "memory_limit_mb": plan.memory_limit_mb,  # a worker past it: a crash
                 # what a whole ledger holds: the drawn pair ids (and, once ended, its digest)
                 "pair_ids_sha256": pair_ids_digest(p.pair_id for p in corpus.pairs),
                 "ledger": None,
