@@ -348,3 +348,19 @@ def test_a_mutant_over_the_memory_limit_is_a_crash_with_the_reason(tmp_path, mon
     (row,) = test_runner.ledger(root)
     assert row.status.value == "crash", (row.status, row.error)
     assert "memory_limit_mb of 2048" in row.error
+
+
+def test_an_old_published_run_re_derives_every_table_byte_for_byte(tmp_path):
+    """Issue 32, item 9: the report of 1150b599761a06f8.static-scanner was said to drop
+    closed_world_axes.csv; it is written, identical to the published one."""
+    from harness.analysis import report
+
+    published = (
+        Path(__file__).resolve().parents[1]
+        / "results/reference/closed_world/1150b599761a06f8.static-scanner"
+    )
+    result = report(published, tmp_path / "out")
+    made = {p.name: p.read_bytes() for p in (result.out_dir / "tables").iterdir()}
+    kept = {p.name: p.read_bytes() for p in (published / "tables").iterdir()}
+    assert "closed_world_axes.csv" in made
+    assert made == kept
