@@ -364,3 +364,45 @@ def test_an_old_published_run_re_derives_every_table_byte_for_byte(tmp_path):
     kept = {p.name: p.read_bytes() for p in (published / "tables").iterdir()}
     assert "closed_world_axes.csv" in made
     assert made == kept
+
+
+WRITER = """
+def deposit(bank, account_id, amount):
+    import os
+    import tempfile
+    for folder in ({tmp!r}, os.path.expanduser("~"), os.getcwd()):
+        try:
+            with open(os.path.join(folder, {name!r}), "w") as handle:
+                handle.write("escaped")
+        except OSError:
+            pass
+    with tempfile.NamedTemporaryFile(dir=None) as handle:  # its scratch folder: allowed
+        handle.write(b"fine")
+    raise ValueError("refused")
+"""
+
+
+def test_a_mutant_cannot_write_outside_its_scratch_folder(tmp_path, monkeypatch):
+    import tempfile
+
+    import test_runner
+    from test_runner import fault_corpus
+
+    name = f"escaped-{os.getpid()}-{int(time.time())}"
+    tmp = tempfile.gettempdir()
+    text = WRITER.format(tmp=tmp, name=name)
+    monkeypatch.setattr(test_runner, "FAULTS", {"deposit": ("x", text)})
+    root = project(tmp_path, timeout=20)
+    fault_corpus(root)
+    assert harness("freeze", "plans/small.yaml", cwd=root).returncode == 0
+    targets = [Path(tmp) / name, Path.home() / name, root / name]
+    try:
+        done = harness("run", "plans/small.yaml", cwd=root)
+        assert done.returncode == 0, done.stderr
+        assert [p for p in targets if p.exists()] == []
+        (row,) = test_runner.ledger(root)
+        assert row.tool == "deposit"
+        assert list(Path(tmp).glob("harness-pair-*")) == []
+    finally:
+        for path in targets:
+            path.unlink(missing_ok=True)

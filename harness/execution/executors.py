@@ -29,6 +29,7 @@ import importlib.util
 import multiprocessing
 import os
 import resource
+import shutil
 import sys
 import time
 from collections import deque
@@ -41,11 +42,13 @@ from harness.errors import Problem, UserError
 from harness.execution.draw import DrawnPair
 from harness.execution.isolation import (
     become_subreaper,
+    confine_writes,
     die_with_parent,
     end_descendants,
     ignore_stop_signals,
     libc,
     limit_self,
+    scratch_folder,
 )
 from harness.execution.ledger import PairScore, PairStatus
 from harness.execution.pair_scoring import (
@@ -73,6 +76,7 @@ def _child(ctx: RunContext, pair: DrawnPair, conn: Connection, parent: int) -> N
     for fd in (0, 1, 2):  # a mutant's prints must not garble the parent's progress bar
         os.dup2(devnull, fd)
     become_subreaper()  # what the mutant starts stays below this process (isolation.py)
+    confine_writes()  # nothing but its scratch folder is writable (isolation.py)
     # the parent kills a worker past memory_limit_mb (a crash); this backstop, 4 times
     # farther, keeps a mutant from exhausting the machine before the parent looks
     _, hard = resource.getrlimit(resource.RLIMIT_AS)
@@ -128,6 +132,7 @@ def score_pairs(
         process, pair, began, started = running.pop(conn)
         process.join()
         conn.close()
+        shutil.rmtree(scratch_folder(process.pid), ignore_errors=True)
         # orphans of a pair child that died (timeout, crash) were adopted here: end them
         end_descendants({p.pid for p, *_ in running.values()})
         on_outcome(PairOutcome(pair.pair_id, score, started, time.monotonic() - began))
@@ -202,6 +207,7 @@ def score_pairs(
             process.kill()
         for process, *_ in running.values():
             process.join()
+            shutil.rmtree(scratch_folder(process.pid), ignore_errors=True)
         end_descendants()
         gc.unfreeze()
 

@@ -21,11 +21,14 @@ import ctypes.util
 import functools
 import math
 import os
+import re
 import resource
 import signal
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 PR_SET_CHILD_SUBREAPER = 36
@@ -181,3 +184,53 @@ def end_descendants(keep: set[int] = frozenset()) -> int:  # type: ignore[assign
             break
         total += end_processes(strays)
     return total
+
+
+# --- writes a pair makes --------------------------------------------------------------------
+# The pair child enters a private mount namespace (unshare CLONE_NEWNS, root or a kernel
+# that allows it) and remounts every mount read-only there but /proc, /sys, /dev and its
+# own scratch folder (TMPDIR points there): a mutant's write to the project, /tmp or the
+# home folder fails with EROFS inside the mutant, and nothing reaches the disk. Where the
+# kernel refuses the namespace, writes are not contained (`confine_writes` says False).
+
+CLONE_NEWNS = 0x00020000
+MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 32, 4096, 16384, 1 << 18
+UNCONFINED = ("/proc", "/sys", "/dev")
+
+
+def scratch_folder(pid: int) -> Path:
+    """The pair child `pid`'s scratch folder (its parent removes it when the pair ends)."""
+    return Path(tempfile.gettempdir()) / f"harness-pair-{pid}"
+
+
+def _mount_points() -> list[str]:
+    with open("/proc/self/mountinfo", encoding="utf-8") as handle:
+        points = [line.split()[4] for line in handle]
+    # mountinfo escapes space, tab, newline and backslash as octal
+    return [re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), p) for p in points]
+
+
+def confine_writes() -> Path | None:
+    """Make every file system read-only for this process but its scratch folder; the
+    scratch folder, or None when the kernel refuses a private mount namespace."""
+    if not sys.platform.startswith("linux"):
+        return None
+    scratch = scratch_folder(os.getpid())
+    scratch.mkdir(mode=0o700, exist_ok=True)
+    lib = libc()
+    if lib.unshare(CLONE_NEWNS) != 0:
+        return None
+    if lib.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+        return None
+    where = str(scratch).encode()
+    if lib.mount(where, where, None, MS_BIND, None) != 0:
+        return None
+    for point in _mount_points():
+        if point == str(scratch) or any(
+            point == top or point.startswith(top + "/") for top in UNCONFINED
+        ):
+            continue
+        lib.mount(b"none", point.encode(), None, MS_REMOUNT | MS_BIND | MS_RDONLY, None)
+    os.environ["TMPDIR"] = str(scratch)
+    tempfile.tempdir = None  # read TMPDIR again
+    return scratch
