@@ -396,6 +396,10 @@ def test_a_mutant_cannot_write_outside_its_scratch_folder(tmp_path, monkeypatch)
     fault_corpus(root)
     assert harness("freeze", "plans/small.yaml", cwd=root).returncode == 0
     targets = [Path(tmp) / name, Path.home() / name, root / name]
+    # the scratch folder of a pair child gone with a runner killed by -9: swept at start
+    stale = Path(tmp) / "harness-pair-4194303"
+    assert not Path("/proc/4194303").exists()
+    stale.mkdir(exist_ok=True)
     try:
         done = harness("run", "plans/small.yaml", cwd=root)
         assert done.returncode == 0, done.stderr
@@ -404,5 +408,6 @@ def test_a_mutant_cannot_write_outside_its_scratch_folder(tmp_path, monkeypatch)
         assert row.tool == "deposit"
         assert list(Path(tmp).glob("harness-pair-*")) == []
     finally:
+        shutil.rmtree(stale, ignore_errors=True)
         for path in targets:
             path.unlink(missing_ok=True)

@@ -49,6 +49,7 @@ from harness.execution.isolation import (
     libc,
     limit_self,
     scratch_folder,
+    sweep_scratch_folders,
 )
 from harness.execution.ledger import PairScore, PairStatus
 from harness.execution.pair_scoring import (
@@ -145,6 +146,7 @@ def score_pairs(
         libc()  # loaded once here instead of in every child
     gc.freeze()
     become_subreaper()
+    sweep_scratch_folders()  # left by a runner that was killed with -9
     try:
         while todo or running:
             while todo and len(running) < workers:

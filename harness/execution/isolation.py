@@ -23,6 +23,7 @@ import math
 import os
 import re
 import resource
+import shutil
 import signal
 import sys
 import tempfile
@@ -201,6 +202,18 @@ UNCONFINED = ("/proc", "/sys", "/dev")
 def scratch_folder(pid: int) -> Path:
     """The pair child `pid`'s scratch folder (its parent removes it when the pair ends)."""
     return Path(tempfile.gettempdir()) / f"harness-pair-{pid}"
+
+
+def sweep_scratch_folders() -> int:
+    """Remove the scratch folders of pair children that no longer exist (a runner ended by
+    `kill -9` cannot remove its own); the number removed."""
+    removed = 0
+    for folder in Path(tempfile.gettempdir()).glob("harness-pair-*"):
+        pid = folder.name.rpartition("-")[2]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            removed += 1
+    return removed
 
 
 def _mount_points() -> list[str]:
