@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -44,9 +45,9 @@ def _write_json(destination: str, payload: str) -> None:
         raise UserError(
             Problem(destination, "--json", "its folder does not exist", "create it first")
         )
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(payload + "\n", encoding="utf-8")
-    tmp.replace(path)  # never leave a half-written report behind
+    from harness.execution.atomic import write_text
+
+    write_text(path, payload + "\n")  # never leave a half-written report behind
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -487,7 +488,8 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 def list_rows(kind: str) -> list[dict[str, str]]:
     """What `harness list KIND` prints: operators with their arm, defect class and family;
-    targets and checkers by name with the class each name resolves to (none is loaded)."""
+    targets and checkers by name with the class each name resolves to and the distribution
+    that registers it (none is loaded)."""
     if kind == "operators":
         from harness.mutation.registry import all_operators
 
@@ -500,10 +502,13 @@ def list_rows(kind: str) -> list[dict[str, str]]:
             }
             for name, op in all_operators().items()
         ]
-    from harness.plugins import CHECKERS_GROUP, TARGETS_GROUP, registered
+    from harness.plugins import CHECKERS_GROUP, TARGETS_GROUP, registrations
 
     group = TARGETS_GROUP if kind == "targets" else CHECKERS_GROUP
-    return [{"name": name, "class": ref} for name, ref in registered(group).items()]
+    return [
+        {"name": name, "class": ref, "distribution": dist}
+        for name, (dist, ref) in registrations(group).items()
+    ]
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -808,12 +813,31 @@ def entry() -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from harness.execution.atomic import is_write_error, write_problem
+    from harness.execution.isolation import interrupts_as_keyboard
+
     args = build_parser().parse_args(argv)
     try:
-        return int(args.func(args))
+        with interrupts_as_keyboard():  # SIGTERM stops any command like Ctrl-C
+            return int(args.func(args))
     except UserError as exc:
         for problem in exc.problems:
             err_console.print(f"error: {problem.line()}", markup=False, soft_wrap=True)
+        return USER_ERROR_EXIT
+    except KeyboardInterrupt as stop:  # every writer writes aside: nothing half-done is left
+        signum = getattr(stop, "signum", signal.SIGINT)
+        err_console.print(
+            f"interrupted ({signal.Signals(signum).name}): harness {args.command} stopped; "
+            "what it was writing was discarded, earlier files are as they were",
+            markup=False,
+            soft_wrap=True,
+        )
+        return 128 + signum
+    except OSError as exc:  # a write no `all_or_nothing` caught (a full disk, a size limit)
+        if not is_write_error(exc):
+            raise
+        line = write_problem(exc.filename or "?", exc).problems[0].line()
+        err_console.print(f"error: {line}", markup=False, soft_wrap=True)
         return USER_ERROR_EXIT
 
 

@@ -38,19 +38,54 @@ _SHIPPED: dict[str, dict[str, str]] = {
 _KIND = {TARGETS_GROUP: "target", CHECKERS_GROUP: "checker"}
 
 
+SHIPPED_BY = "contract-harness"  # the distribution whose pyproject registers _SHIPPED
+
 # Entry points by group, search path and lookup function: reading every installed
 # distribution's metadata costs tens of milliseconds, and a run resolves names many times.
-_FOUND: dict[tuple[str, tuple[str, ...], Any], dict[str, str]] = {}
+_FOUND: dict[tuple[str, tuple[str, ...], Any], dict[str, set[tuple[str, str]]]] = {}
+
+
+def _by_name(group: str) -> dict[str, set[tuple[str, str]]]:
+    """Name -> {(distribution, `package.module:Name`)} of every registration in `group`
+    (one distribution found twice on the path, as an editable install is, counts once)."""
+    key = (group, tuple(sys.path), entry_points)
+    if key not in _FOUND:
+        found: dict[str, set[tuple[str, str]]] = {}
+        for ep in entry_points(group=group):
+            dist = getattr(getattr(ep, "dist", None), "name", None) or "?"
+            found.setdefault(ep.name, set()).add((dist, ep.value))
+        _FOUND[key] = found
+    merged = {name: set(regs) for name, regs in _FOUND[key].items()}
+    for name, value in _SHIPPED[group].items():
+        merged.setdefault(name, {(SHIPPED_BY, value)})
+    return merged
+
+
+def registrations(group: str) -> dict[str, tuple[str, str]]:
+    """Name -> (distribution, `package.module:Name`) for every plug-in of `group`. A name
+    two distributions register (a plug-in reusing a built-in's name, say) is a one-line
+    error naming both: one would silently replace the other."""
+    kind = _KIND[group]
+    out = {}
+    for name, regs in sorted(_by_name(group).items()):
+        dists = sorted({dist for dist, _ in regs})
+        if len(regs) > 1:
+            raise UserError(
+                Problem(
+                    name,
+                    kind,
+                    f"registered twice under {group}, by "
+                    + " and by ".join(f"{dist} ({value})" for dist, value in sorted(regs)),
+                    f"uninstall one of {', '.join(dists)}, or rename its entry point",
+                )
+            )
+        (out[name],) = regs
+    return out
 
 
 def registered(group: str) -> dict[str, str]:
     """Name -> `package.module:Name` for every plug-in of `group`."""
-    key = (group, tuple(sys.path), entry_points)
-    if key not in _FOUND:
-        _FOUND[key] = {ep.name: ep.value for ep in entry_points(group=group)}
-    found = dict(_SHIPPED[group])
-    found.update(_FOUND[key])
-    return dict(sorted(found.items()))
+    return {name: value for name, (_, value) in registrations(group).items()}
 
 
 def resolve_reference(reference: str, kind: str) -> Any:

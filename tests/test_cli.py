@@ -192,7 +192,11 @@ def test_list_names_every_operator_target_and_checker():
     assert any(name.startswith("CR-core/") for name in operators)
     assert any(name.startswith("MM-") for name in operators)
     targets = json.loads(harness("list", "targets", "--json").stdout)
-    assert {"name": "toy_domain", "class": "harness.targets.toy:ToyAdapter"} in targets
+    assert {
+        "name": "toy_domain",
+        "class": "harness.targets.toy:ToyAdapter",
+        "distribution": "contract-harness",
+    } in targets
     shown = harness("list", "checkers")
     assert shown.returncode == 0 and "static-scanner" in shown.stdout
     assert "harness.scanner.as_checker:StaticScannerChecker" in shown.stdout

@@ -378,3 +378,27 @@ def test_new_contract_reads_docstring_sections(tmp_path: Path, monkeypatch) -> N
         ("eff.new_balance_draft", 13),
     ]
     Contract.model_validate(drafted)
+
+
+def test_a_plugin_that_reuses_a_builtin_name_is_one_line_naming_both(tmp_path: Path) -> None:
+    """Issue 32, item 8: a distribution registering `tau2-airline` used to replace the
+    harness's own target silently."""
+    info = tmp_path / "site" / "squatter-0.1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: squatter\nVersion: 0.1.0\n")
+    (info / "entry_points.txt").write_text(f"[{TARGETS_GROUP}]\ntau2-airline = {PLUGIN}\n")
+    for args in (["list", "targets"], ["check", "tau2-airline"], ["check", "toy_domain"]):
+        done = harness(*args, cwd=tmp_path, paths=(tmp_path / "site",))
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "Traceback" not in done.stderr
+        line = " ".join(done.stderr.split())
+        assert "tau2-airline" in line and "contract-harness" in line and "squatter" in line
+
+
+def test_list_shows_each_names_distribution(tmp_path: Path) -> None:
+    site = distribution(tmp_path / "site")
+    done = harness("list", "targets", "--json", "-", cwd=tmp_path, paths=(site,))
+    assert done.returncode == 0, done.stderr
+    rows = {row["name"]: row for row in json.loads(done.stdout)}
+    assert rows["plugin_bench"]["distribution"] == "plugin-bench-dist"
+    assert rows["toy_domain"]["distribution"] == "contract-harness"

@@ -71,7 +71,8 @@ def _write_run(folder: Path, rows: list[LedgerRow], post_hoc: bool = False, run:
     text = "".join(json.dumps(r.model_dump(mode="json"), sort_keys=True) + "\n" for r in rows)
     (folder / "ledger.jsonl").write_text(text)
     meta = json.loads((FIXTURE / "run.json").read_text())
-    meta.update(post_hoc=post_hoc, run=run)
+    # a whole run of exactly these rows (a run.json counting more would make it SHORT)
+    meta.update(post_hoc=post_hoc, run=run, pairs_total=len(rows))
     (folder / "run.json").write_text(json.dumps(meta))
 
 

@@ -178,6 +178,10 @@ def render_html(
     diffs = {p.pair_id: p.mutant.diff for p in corpus.pairs} if corpus else {}
     post_hoc = " — POST HOC" if run.post_hoc or frame["post_hoc"].any() else ""
     title = f"{run.plan} / {run.run} (freeze {run.freeze_id}){post_hoc}"
+    # a short, altered or unfinished ledger says so here as in every other output
+    for label in (run.unfinished(len(frame)), run.incomplete):
+        if label:
+            title = f"{label.upper()}: {title}"
     statuses = frame["status"].astype(str).value_counts()
     survivors = int(is_survivor(frame).sum())
     counts = "".join(

@@ -21,7 +21,6 @@ Re-running on the same ledger gives byte-identical files.
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -44,14 +43,17 @@ from harness.analysis.render import (
 )
 from harness.analysis.runs import (
     RunMeta,
+    TornLine,
+    incomplete,
+    ledger_read,
     load_corpus_for,
-    load_run,
-    torn_line,
+    load_run_meta,
     with_frozen_predictions,
 )
 from harness.analysis.scoring import Scope, closed_world_recall, with_grader
 from harness.analysis.tables import Table, build_tables
 from harness.errors import Problem, UserError
+from harness.execution.atomic import all_or_nothing, staged_folder
 from harness.execution.ledger import LedgerRow
 
 TABLES_DIR = "tables"
@@ -102,33 +104,32 @@ def _write(path: Path, text: str) -> None:
 
 def write_tables(tables: Sequence[Table], folder: Path) -> list[Path]:
     """Replace `folder` whole with the tables' files (no stale table from an older report)."""
-    tmp = folder.with_name(f".{folder.name}.tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
+    with staged_folder(folder) as tmp:
+        names = _table_files(tables, tmp)
+    return [folder / name for name in names]
+
+
+def _table_files(tables: Sequence[Table], tmp: Path) -> list[str]:
     names = []
     for table in tables:
         for suffix, render in RENDERERS:
             _write(tmp / f"{table.name}{suffix}", render(table))
             names.append(f"{table.name}{suffix}")
-    if folder.exists():
-        shutil.rmtree(folder)
-    tmp.rename(folder)
-    return [folder / name for name in names]
+    return names
 
 
-def write_headline(tables: Sequence[Table], folder: Path) -> list[Path]:
+def _headline_files(tables: Sequence[Table], tmp: Path) -> list[str]:
     """The headline preset of the tables that have one (harness.analysis.headline), as
-    LaTeX in `folder/headline/`: the tables a paper prints; the full ones are its appendix."""
+    LaTeX in `headline/`: the tables a paper prints; the full ones are its appendix."""
     from harness.analysis.headline import HEADLINE_DIR, headline_tables, render_headline_latex
 
-    paths = []
+    names = []
     for table in headline_tables(tables):
-        path = folder / HEADLINE_DIR / f"{table.name}.tex"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _write(path, render_headline_latex(table))
-        paths.append(path)
-    return paths
+        name = f"{HEADLINE_DIR}/{table.name}.tex"
+        (tmp / HEADLINE_DIR).mkdir(parents=True, exist_ok=True)
+        _write(tmp / name, render_headline_latex(table))
+        names.append(name)
+    return names
 
 
 def macros_text(tables: Sequence[Table], run: RunMeta, unfinished: str | None = None) -> str:
@@ -162,21 +163,35 @@ def report(run_dir: Path, out_dir: Path | None = None, strict: bool = False) -> 
     """Write every output of the run; a torn last line or an unfinished run is noted (and
     marked in every title and caption), or, with `strict`, refused before anything is
     written."""
-    run, rows = load_run(run_dir)
-    torn = torn_line(run_dir)
-    unfinished = run.unfinished(len(rows))
+    run = load_run_meta(run_dir)
+    read = ledger_read(run_dir)
+    rows = read.rows
+    torn = None if read.torn is None else TornLine(read.path, read.torn)
+    state = incomplete(run_dir, read)
+    run = run.model_copy(update={"incomplete": state})
+    # one label for every title, caption and header: unfinished, short or altered
+    unfinished = "; ".join(filter(None, (state, run.unfinished(len(rows))))) or None
     if strict and (torn or unfinished):
         problems = []
+        if state:
+            problems.append(
+                Problem(
+                    str(read.path),
+                    "rows",
+                    f"the ledger is not the whole one its run wrote ({state})",
+                    "restore the ledger from the run, or run the plan again into a new folder",
+                )
+            )
         if torn:
             problems.append(
                 Problem(str(torn.path), f"line {torn.line}", "is torn", "finish the run first")
             )
-        if unfinished:
+        if run.unfinished(len(rows)):
             problems.append(
                 Problem(
                     str(run_dir / "run.json"),
                     "ended_at",
-                    f"the run has not ended ({unfinished})",
+                    f"the run has not ended ({run.unfinished(len(rows))})",
                     "run `harness run` on its plan again to finish it, or drop --strict",
                 )
             )
@@ -191,53 +206,69 @@ def report(run_dir: Path, out_dir: Path | None = None, strict: bool = False) -> 
         notes.append(f"no predictions scored: {why}")
     elif why:
         notes.append(f"the plan's predictions are unknown ({why}): only negative controls scored")
-    tables = build_tables(rows, run)
-    table_paths = write_tables(tables, out_dir / TABLES_DIR)
-    table_paths += write_headline(tables, out_dir / TABLES_DIR)
-    frame = ledger_frame(rows, run)
-    if with_grader(frame).empty:
-        notes.append(NO_GRADER_NOTE)
+    # every output written aside and swapped in together: an interrupt or a write error
+    # leaves the previous report whole (harness.execution.atomic)
+    with all_or_nothing(out_dir) as staging:
+        tables = build_tables(rows, run)
+        tables_dir = staging.folder(out_dir / TABLES_DIR)
+        names = _table_files(tables, tables_dir) + _headline_files(tables, tables_dir)
+        table_paths = [out_dir / TABLES_DIR / n for n in names]
+        frame = ledger_frame(rows, run)
+        if with_grader(frame).empty:
+            notes.append(NO_GRADER_NOTE)
 
-    figure: Path | None = out_dir / FOREST_PLOT
-    recall = [r for r in closed_world_recall(frame) if r.scope is Scope.POOLED]
-    if recall:
-        from harness.analysis.plots import forest_plot  # matplotlib only when plotting
+        figure: Path | None = out_dir / FOREST_PLOT
+        recall = [r for r in closed_world_recall(frame) if r.scope is Scope.POOLED]
+        if recall:
+            from harness.analysis.plots import forest_plot  # matplotlib only when plotting
 
-        title = "POST HOC: " if run.post_hoc or any(r.counts.post_hoc for r in recall) else ""
-        title = f"{unfinished.upper()}: {title}" if unfinished else title
-        forest_plot(recall, figure, f"{title}closed-world recall, freeze {run.freeze_id}")
-    else:
-        figure.unlink(missing_ok=True)
-        figure = None
-        notes.append("no closed-world pairs: no forest plot")
+            title = "POST HOC: " if run.post_hoc or any(r.counts.post_hoc for r in recall) else ""
+            title = f"{unfinished.upper()}: {title}" if unfinished else title
+            forest_plot(
+                recall, staging.file(figure), f"{title}closed-world recall, freeze {run.freeze_id}"
+            )
+        else:
+            staging.remove(figure)  # an older report's plot would contradict this one
+            figure = None
+            notes.append("no closed-world pairs: no forest plot")
 
-    macros = out_dir / MACROS
-    _write(macros, macros_text(tables, run, unfinished))
+        macros = out_dir / MACROS
+        _write(staging.file(macros), macros_text(tables, run, unfinished))
 
-    corpus, why = load_corpus_for(run_dir, run.plan)
-    locations = "from the drawn corpus" if corpus else "unknown (no drawn corpus)"
-    if corpus is None:
-        notes.append(f"{why}: {MUTATION_REPORT} has no mutant locations")
-    config: dict[str, str | bool] = {
-        "plan": run.plan,
-        "run": run.run,
-        "freezeId": run.freeze_id,
-        "postHoc": run.post_hoc,
-        "locations": locations,
-    }
-    if unfinished:
-        config["unfinished"] = unfinished
-    stryker = mutation_report(rows, corpus, _installed_source, config)
-    mutation_json = out_dir / MUTATION_REPORT
-    payload = stryker.model_dump(mode="json", exclude_none=True)
-    validate_report(payload)  # a failure is our bug: nothing invalid is written
-    _write(mutation_json, json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+        corpus, why = load_corpus_for(run_dir, run.plan)
+        locations = "from the drawn corpus" if corpus else "unknown (no drawn corpus)"
+        if corpus is None:
+            notes.append(f"{why}: {MUTATION_REPORT} has no mutant locations")
+        config: dict[str, str | bool] = {
+            "plan": run.plan,
+            "run": run.run,
+            "freezeId": run.freeze_id,
+            "postHoc": run.post_hoc,
+            "locations": locations,
+        }
+        if run.unfinished(len(rows)):
+            config["unfinished"] = run.unfinished(len(rows)) or ""
+        if state:
+            config["incomplete"] = state
+        stryker = mutation_report(rows, corpus, _installed_source, config)
+        mutation_json = out_dir / MUTATION_REPORT
+        payload = stryker.model_dump(mode="json", exclude_none=True)
+        validate_report(payload)  # a failure is our bug: nothing invalid is written
+        _write(
+            staging.file(mutation_json),
+            json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
+        )
 
-    page = out_dir / REPORT_HTML
-    headline = [t for t in tables if t.name in MAIN_TABLES]
-    forest_png = figure.read_bytes() if figure else None
-    predictions = None if run.comparison_run else score_frame_predictions(frame, run.predictions)
-    _write(page, render_html(frame, headline, run, corpus, forest_png, predictions))
+        page = out_dir / REPORT_HTML
+        headline = [t for t in tables if t.name in MAIN_TABLES]
+        forest_png = staging.staged(figure).read_bytes() if figure else None
+        predictions = (
+            None if run.comparison_run else score_frame_predictions(frame, run.predictions)
+        )
+        _write(
+            staging.file(page),
+            render_html(frame, headline, run, corpus, forest_png, predictions),
+        )
     return ReportResult(
         out_dir,
         tuple(table_paths),

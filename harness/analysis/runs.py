@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.errors import Problem, UserError
 from harness.execution.draw import Corpus, OperatorPool
@@ -16,6 +16,13 @@ from harness.execution.history import FreezeCommit
 from harness.execution.ledger import LedgerRow
 from harness.execution.plan import Predictions
 from harness.execution.publish import RUN_CORPUS
+from harness.execution.run_folder import (
+    LedgerRead,
+    ledger_state,
+    pair_ids_digest,
+    read_bytes,
+    read_ledger,
+)
 
 LEDGER = "ledger.jsonl"
 RUN_MANIFEST = "run.json"
@@ -49,6 +56,9 @@ class RunMeta(BaseModel):
     # where the freeze record was committed when the run started (runs before that was
     # recorded: None)
     freeze_record: FreezeCommit | None = None
+    # set by a reader of the ledger, never by run.json: "SHORT: ..." or "ALTERED: ..." when
+    # the ledger is not the whole one its run wrote (`incomplete`)
+    incomplete: str | None = Field(default=None, exclude=True)
 
     def unfinished(self, in_ledger: int) -> str | None:
         """ "unfinished: N of M pairs" when run.json says the run has not ended (an
@@ -68,7 +78,10 @@ def load_run_meta(run_dir: Path) -> RunMeta:
             )
         )
     try:
-        return RunMeta.model_validate(json.loads(path.read_text(encoding="utf-8")))
+        found = json.loads(read_bytes(path) or b"{}")
+        if isinstance(found, dict):
+            found.pop("incomplete", None)  # only a reader of the ledger says so
+        return RunMeta.model_validate(found)
     except (ValueError, ValidationError) as exc:
         raise UserError(
             Problem(str(path), "<top>", f"unreadable run manifest ({exc})", "run the plan again")
@@ -90,38 +103,40 @@ class TornLine:
 
 
 def load_rows(run_dir: Path) -> list[LedgerRow]:
-    """Every complete line of the ledger (a torn last line, from a killed run, is skipped;
-    `torn_line` says whether there is one)."""
+    """Every whole row of the ledger, through the one validating parser
+    (`harness.execution.run_folder.read_ledger`: a bad line or a duplicated pair id is a
+    one-line error; a torn last line, from a killed run, is skipped and `torn_line` names it)."""
+    return ledger_read(run_dir).rows
+
+
+def ledger_read(run_dir: Path) -> LedgerRead:
     path = run_dir / LEDGER
     if not path.is_file():
         raise UserError(
             Problem(str(run_dir), "run_dir", "the run has no ledger.jsonl", "run its plan first")
         )
-    rows = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.endswith("\n"):
-                break
-            try:
-                rows.append(LedgerRow.model_validate_json(line))
-            except ValidationError as exc:
-                raise UserError(
-                    Problem(
-                        str(path),
-                        f"line {number}",
-                        f"not a ledger row ({exc.errors()[0]['msg']})",
-                        "restore the line from the run or run the plan again",
-                    )
-                ) from exc
-    return rows
+    return read_ledger(path)
 
 
 def torn_line(run_dir: Path) -> TornLine | None:
-    path = run_dir / LEDGER
-    data = path.read_bytes() if path.is_file() else b""
-    if not data or data.endswith(b"\n"):
-        return None
-    return TornLine(path, data.count(b"\n") + 1)
+    read = ledger_read(run_dir)
+    return None if read.torn is None else TornLine(read.path, read.torn)
+
+
+def incomplete(run_dir: Path, read: LedgerRead) -> str | None:
+    """`SHORT: ...` or `ALTERED: ...` when the ledger is not the whole one its run wrote
+    (`run_folder.ledger_state`: the drawn corpus, and run.json's pair ids and digest)."""
+    manifest = json.loads(read_bytes(run_dir / RUN_MANIFEST) or b"{}")
+    plan = manifest.get("plan")
+    corpus = load_corpus_for(run_dir, plan)[0] if isinstance(plan, str) else None
+    expected = None if corpus is None else {pair.pair_id for pair in corpus.pairs}
+    # the plan's current corpus may be a later draw: trusted only as the run's own copy
+    # (corpus.json) or when its pair ids are those run.json recorded
+    own = (run_dir / RUN_CORPUS).is_file()
+    recorded = manifest.get("pair_ids_sha256")
+    if expected is not None and not own and pair_ids_digest(expected) != recorded:
+        expected = None
+    return ledger_state(manifest, read, expected)
 
 
 def load_run(run_dir: Path) -> tuple[RunMeta, list[LedgerRow]]:

@@ -77,9 +77,26 @@ def problems_from_validation(
     return problems
 
 
+# Plans, contracts and controls are hand-written: the largest in the repository is under
+# 20 kB. A file past this is a mistake (or an attack) that would parse for minutes.
+MAX_INPUT_BYTES = 1 << 20
+
+
 def read_text(path: Path) -> str:
-    """A file's UTF-8 text; unreadable or non-UTF-8 bytes are a UserError naming the line."""
+    """A file's UTF-8 text; unreadable or non-UTF-8 bytes, or a file larger than
+    `MAX_INPUT_BYTES`, are a UserError naming the file."""
     try:
+        size = path.stat().st_size
+        if size > MAX_INPUT_BYTES:
+            raise UserError(
+                Problem(
+                    str(path),
+                    "file",
+                    f"is {size:,} bytes, larger than the {MAX_INPUT_BYTES:,} a plan, contract "
+                    "or control may be",
+                    "split it, or remove what was generated into it",
+                )
+            )
         data = path.read_bytes()
     except OSError as exc:
         raise UserError(

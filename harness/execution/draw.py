@@ -18,7 +18,6 @@ from __future__ import annotations
 import fnmatch
 import json
 import random
-import shutil
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -328,23 +327,19 @@ def _readme(plan: Plan, corpus: Corpus) -> str:
 
 
 def write_corpus(folder: Path, plan: Plan, pool: list[PoolEntry], corpus: Corpus) -> None:
-    tmp = folder.with_name(f".{folder.name}.tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    (tmp / "diffs").mkdir(parents=True)
-    (tmp / "pool.json").write_text(
-        json.dumps(
-            {"plan": plan.name, "entries": [e.model_dump() for e in pool]}, indent=1, sort_keys=True
-        )
-        + "\n"
-    )
-    (tmp / "manifest.json").write_text(corpus.model_dump_json(indent=1) + "\n")
-    for pair in corpus.pairs:
-        (tmp / "diffs" / f"{pair.mutant.id}.diff").write_text(pair.mutant.diff)
-    (tmp / "README.md").write_text(_readme(plan, corpus))
-    if folder.exists():
-        shutil.rmtree(folder)
-    tmp.rename(folder)
+    """Replace the drawn corpus folder whole: written aside and swapped in by rename, so an
+    interrupt or a write error leaves the previous draw as it was (`atomic.staged_folder`)."""
+    from harness.execution.atomic import staged_folder
+
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with staged_folder(folder) as tmp:
+        (tmp / "diffs").mkdir()
+        pool_json = {"plan": plan.name, "entries": [e.model_dump() for e in pool]}
+        (tmp / "pool.json").write_text(json.dumps(pool_json, indent=1, sort_keys=True) + "\n")
+        (tmp / "manifest.json").write_text(corpus.model_dump_json(indent=1) + "\n")
+        for pair in corpus.pairs:
+            (tmp / "diffs" / f"{pair.mutant.id}.diff").write_text(pair.mutant.diff)
+        (tmp / "README.md").write_text(_readme(plan, corpus))
 
 
 def control_pairs(plan: Plan, root: Path) -> list[DrawnPair]:

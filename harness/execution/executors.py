@@ -28,6 +28,8 @@ import gc
 import importlib.util
 import multiprocessing
 import os
+import resource
+import shutil
 import sys
 import time
 from collections import deque
@@ -38,7 +40,17 @@ from typing import Any
 
 from harness.errors import Problem, UserError
 from harness.execution.draw import DrawnPair
-from harness.execution.isolation import die_with_parent, ignore_stop_signals, libc, limit_self
+from harness.execution.isolation import (
+    become_subreaper,
+    confine_writes,
+    die_with_parent,
+    end_descendants,
+    ignore_stop_signals,
+    libc,
+    limit_self,
+    scratch_folder,
+    sweep_scratch_folders,
+)
 from harness.execution.ledger import PairScore, PairStatus
 from harness.execution.pair_scoring import (
     Executor,
@@ -64,15 +76,37 @@ def _child(ctx: RunContext, pair: DrawnPair, conn: Connection, parent: int) -> N
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):  # a mutant's prints must not garble the parent's progress bar
         os.dup2(devnull, fd)
+    become_subreaper()  # what the mutant starts stays below this process (isolation.py)
+    confine_writes()  # nothing but its scratch folder is writable (isolation.py)
+    # the parent kills a worker past memory_limit_mb (a crash); this backstop, 4 times
+    # farther, keeps a mutant from exhausting the machine before the parent looks
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    backstop = ctx.plan.memory_limit_mb * 4 << 20
+    if hard != resource.RLIM_INFINITY:
+        backstop = min(backstop, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (backstop, hard))
     try:
         message: tuple[str, Any] = ("ok", score_pair(ctx, pair))
     except BaseException as exc:  # SystemExit, KeyboardInterrupt...: the mutant killed us
         message = ("crash", f"{type(exc).__name__}: {exc}")
     try:
+        end_descendants()  # every process the pair started ends with the pair
         conn.send(message)
     finally:
         conn.close()
         os._exit(0)  # skip atexit and finalizers a mutant may have poisoned
+
+
+def mapped_mib(pid: int) -> int | None:
+    """The process's address space (VmSize) in MiB; None when it is gone or unknown."""
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            for line in handle:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) // 1024
+    except OSError:
+        return None
+    return None
 
 
 def _died(exitcode: int | None, seconds: float, ctx: RunContext) -> PairScore:
@@ -99,6 +133,9 @@ def score_pairs(
         process, pair, began, started = running.pop(conn)
         process.join()
         conn.close()
+        shutil.rmtree(scratch_folder(process.pid), ignore_errors=True)
+        # orphans of a pair child that died (timeout, crash) were adopted here: end them
+        end_descendants({p.pid for p, *_ in running.values()})
         on_outcome(PairOutcome(pair.pair_id, score, started, time.monotonic() - began))
 
     from harness.mutation.apply import package_functions
@@ -108,6 +145,8 @@ def score_pairs(
     if sys.platform.startswith("linux"):
         libc()  # loaded once here instead of in every child
     gc.freeze()
+    become_subreaper()
+    sweep_scratch_folders()  # left by a runner that was killed with -9
     try:
         while todo or running:
             while todo and len(running) < workers:
@@ -145,7 +184,18 @@ def score_pairs(
                 finish(conn, score)
             now = time.monotonic()
             for conn, (process, _, began, _) in list(running.items()):
-                if now - began > ctx.plan.timeout_seconds:
+                mapped = mapped_mib(process.pid)
+                if mapped is not None and mapped > ctx.plan.memory_limit_mb:
+                    process.kill()
+                    finish(
+                        conn,
+                        PairScore(
+                            status=PairStatus.CRASH,
+                            error=f"killed: its address space reached {mapped} MiB, over the "
+                            f"plan's memory_limit_mb of {ctx.plan.memory_limit_mb}",
+                        ),
+                    )
+                elif now - began > ctx.plan.timeout_seconds:
                     process.kill()
                     finish(
                         conn,
@@ -157,6 +207,10 @@ def score_pairs(
     finally:
         for process, *_ in running.values():
             process.kill()
+        for process, *_ in running.values():
+            process.join()
+            shutil.rmtree(scratch_folder(process.pid), ignore_errors=True)
+        end_descendants()
         gc.unfreeze()
 
 

@@ -311,9 +311,9 @@ def freeze(plan_path: Path, plan: Plan, root: Path, used_pairs: list[str]) -> Fr
         package_versions=packages,
     )
     path = record_path(root, plan)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(record.model_dump_json(indent=1) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    from harness.execution.atomic import write_text
+
+    write_text(path, record.model_dump_json(indent=1) + "\n")  # whole or not at all
     return record
 
 

@@ -181,47 +181,59 @@ class LedgerRow(BaseModel):
         return self.model_dump(mode="json", exclude=set(HOW_OBTAINED) | {"schema_version"})
 
 
-def _repair(path: Path) -> None:
-    """Cut a torn last line (a write interrupted by a kill)."""
-    with path.open("rb+") as handle:
-        data = handle.read()
-        if not data or data.endswith(b"\n"):
-            return
-        keep = data.rfind(b"\n") + 1
-        handle.seek(keep)
-        handle.truncate()
-
-
 def read_rows(path: Path) -> Iterator[LedgerRow]:
-    if not path.exists():
-        return
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            if line.endswith("\n"):
-                yield LedgerRow.model_validate_json(line)
+    """The ledger's whole rows through the one validating parser
+    (`harness.execution.run_folder.read_ledger`): a torn last line is skipped."""
+    from harness.execution.run_folder import read_ledger
+
+    yield from read_ledger(path).rows
 
 
 class LedgerWriter:
-    """Appends rows; `done` holds the pair ids already recorded (from earlier runs too)."""
+    """Appends rows; `done` holds the pair ids already recorded (from earlier runs too) and
+    `digest` the chained digest of every line (`run_folder.chain`). Opening cuts a torn last
+    line; a symbolic link is refused, never followed."""
 
     def __init__(self, path: Path):
+        from harness.execution.run_folder import open_nofollow, read_ledger
+
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists():
-            _repair(path)
-        self.done: set[str] = {row.pair_id for row in read_rows(path)}
-        self._handle = path.open("a", encoding="utf-8")
+        read = read_ledger(path)
+        self._fd = open_nofollow(path, os.O_WRONLY | os.O_CREAT)
+        if read.torn is not None:  # a write cut by a kill: that pair is scored again
+            os.ftruncate(self._fd, read.whole_bytes)
+        self._size = read.whole_bytes
+        os.lseek(self._fd, self._size, os.SEEK_SET)
+        self.done: set[str] = read.pair_ids
+        self.digest = read.digest
+        self.rows = len(read.rows)
 
     def append(self, row: LedgerRow) -> None:
+        from harness.execution.atomic import is_write_error, write_problem
+        from harness.execution.run_folder import chain
+
         if row.pair_id in self.done:
             raise ValueError(f"pair {row.pair_id} is already in the ledger")
-        self._handle.write(json.dumps(row.model_dump(mode="json"), sort_keys=True) + "\n")
-        self._handle.flush()
-        os.fsync(self._handle.fileno())
+        line = (json.dumps(row.model_dump(mode="json"), sort_keys=True) + "\n").encode("utf-8")
+        try:
+            written = 0
+            while written < len(line):
+                written += os.write(self._fd, line[written:])
+            os.fsync(self._fd)
+        except OSError as exc:  # a full disk or a size limit: no torn line is left behind
+            os.ftruncate(self._fd, self._size)
+            os.lseek(self._fd, self._size, os.SEEK_SET)
+            if is_write_error(exc):
+                raise write_problem(self.path, exc) from None
+            raise
+        self._size += len(line)
+        self.digest = chain(self.digest, line)
+        self.rows += 1
         self.done.add(row.pair_id)
 
     def close(self) -> None:
-        self._handle.close()
+        os.close(self._fd)
 
     def __enter__(self) -> LedgerWriter:
         return self

@@ -9,6 +9,7 @@ drawn as a pair of the `negative_controls` arm: the replacement is a Mutant like
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from harness.checker.verdicts import DefectClass, Verdict
 from harness.contracts.loader import load_model
 from harness.contracts.model import ArgumentSpec, Contract
 from harness.errors import Problem, UserError
+from harness.execution.plan import CONTROL_ID
 from harness.mutation.model import Arm, Mutant, mutant_id
 from harness.targets.registry import Target
 
@@ -54,6 +56,15 @@ class NegativeControl(_Strict):
 
 
 def load_control(root: Path, control_id: str) -> NegativeControl:
+    if not re.fullmatch(CONTROL_ID, control_id) or ".." in control_id:
+        raise UserError(
+            Problem(
+                "negative_controls",
+                "id",
+                f"{control_id!r} is not a control name",
+                "name a file of controls/ without its .yaml (letters, digits, . _ -)",
+            )
+        )
     path = root / "controls" / f"{control_id}.yaml"
     if not path.exists():
         raise UserError(

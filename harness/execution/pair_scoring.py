@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from harness.checker.verdicts import ToolReport, Verdict
+from harness.execution.atomic import write_bytes
 from harness.execution.coverage import (
     NOTHING,
     ClockWindow,
@@ -44,6 +45,7 @@ from harness.execution.liveness import Observation, differences, kill_vector, ob
 from harness.execution.miss_cause import call_changes, clause_patterns, miss_cause
 from harness.execution.negative_controls import patched_contract
 from harness.execution.plan import Plan
+from harness.execution.run_folder import read_verified_json, record_digest
 from harness.targets.adapter import GraderAdapter, SplitGrader
 from harness.targets.registry import Target, load_target
 
@@ -130,9 +132,8 @@ def complete_baselines(
     """The baseline verdicts of the original tools the pairs touch (cached in the JSON file
     `cache` when given); returns those (target, tool) keys."""
     keys = list(dict.fromkeys((p.mutant.target, p.tool) for p in pairs))
-    cached: dict[str, Any] = (
-        json.loads(cache.read_text()) if cache is not None and cache.exists() else {}
-    )
+    # verified against the digest recorded when it was written (an edit is refused)
+    cached: dict[str, Any] = (read_verified_json(cache) or {}) if cache is not None else {}
     for name, tool in keys:
         if (name, tool) in ctx.baselines:
             continue
@@ -195,7 +196,7 @@ COVERAGE = "coverage.json"
 
 
 def _read_coverage(path: Path | None) -> dict[str, dict[str, Any]]:
-    found = json.loads(path.read_text()) if path is not None and path.exists() else {}
+    found = (read_verified_json(path) or {}) if path is not None else {}
     return {"tools": found.get("tools", {}), "evaluations": found.get("evaluations", {})}
 
 
@@ -470,6 +471,9 @@ def _evaluated(ctx: RunContext, adapter: SplitGrader, name: str, task: str) -> t
 
 
 def _write_json(path: Path, payload: dict[str, Any]) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(payload, indent=1, sort_keys=True, default=str) + "\n")
-    tmp.replace(path)
+    """Write the run folder's JSON whole (`atomic.write_bytes`) and record its digest, which
+    a resume checks before it believes the file (`run_folder.read_verified_json`)."""
+    data = (json.dumps(payload, indent=1, sort_keys=True, default=str) + "\n").encode()
+    write_bytes(path, data)
+    if path.name != "run.json":  # run.json carries the ledger's own digest
+        record_digest(path, data)

@@ -63,10 +63,13 @@ class ArmSpec(_Strict):
         return self
 
 
+CONTROL_ID = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"  # a file name under controls/, never a path
+
+
 class NegativeControlSpec(_Strict):
     """A negative control under `controls/` and the verdict predicted for its tool."""
 
-    id: str
+    id: str = Field(pattern=CONTROL_ID, max_length=200)
     predicted: Verdict
 
 
@@ -116,6 +119,10 @@ class Predictions(_Strict):
     notes: str | None = None
 
 
+# Generous: a worker with AgentDojo loaded maps well under 2 GiB; the bound is for mutants.
+DEFAULT_MEMORY_LIMIT_MB = 16384
+
+
 class Plan(_Strict):
     schema_version: Literal[1] = PLAN_SCHEMA_VERSION
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
@@ -133,6 +140,13 @@ class Plan(_Strict):
     checker_seed: int = 0
     scoring: Literal["differential-v1"] = SCORING_RULE
     timeout_seconds: float = Field(default=20.0, gt=0)
+    memory_limit_mb: int = Field(
+        default=DEFAULT_MEMORY_LIMIT_MB,
+        gt=0,
+        description="A pair's worker whose address space (VmSize) exceeds this many MiB is "
+        "killed and its pair recorded as a crash; the default is in the harness code the "
+        "freeze hashes",
+    )
     liveness_probes_per_tool: int = Field(default=12, ge=1)
     screening: Screening = Screening()
     arms: list[ArmSpec] = Field(min_length=1)

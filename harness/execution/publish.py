@@ -9,11 +9,19 @@ import shutil
 from pathlib import Path
 
 from harness.errors import Problem, UserError
+from harness.execution.atomic import staged_folder
 from harness.execution.history import check_order
+from harness.execution.run_folder import (
+    ledger_state,
+    read_bytes,
+    read_ledger,
+    refuse_symlinked_folder,
+)
 
 # coverage.json (what each run started on the original) lets a reader audit every row's
 # `reused_runs`; a run scored without coverage-guided scoring has none
-PUBLISHED = ("ledger.jsonl", "run.json", "baseline.json", "coverage.json")
+# digests.json: the digests baseline.json and coverage.json were written with
+PUBLISHED = ("ledger.jsonl", "run.json", "baseline.json", "coverage.json", "digests.json")
 RUN_CORPUS = "corpus.json"  # the drawn manifest the run was scored from
 
 
@@ -29,7 +37,8 @@ def publish(run_dir: Path) -> Path:
                 "give results/<plan>/<run>",
             )
         )
-    manifest = json.loads(manifest_path.read_text())
+    refuse_symlinked_folder(run_dir)
+    manifest = json.loads(read_bytes(manifest_path) or b"{}")
     if not manifest.get("ended_at"):
         raise UserError(
             Problem(
@@ -37,6 +46,17 @@ def publish(run_dir: Path) -> Path:
                 "ended_at",
                 "the run has not finished",
                 "run `harness run` on its plan again to finish it",
+            )
+        )
+    read = read_ledger(run_dir / "ledger.jsonl")
+    state = ledger_state(manifest, read, None)
+    if state is not None or read.torn is not None:
+        raise UserError(
+            Problem(
+                str(read.path),
+                "rows",
+                f"the ledger is not the whole one its run wrote ({state or 'a torn last line'})",
+                "restore the ledger from the run, or run the plan again",
             )
         )
     results = run_dir.resolve().parent.parent
@@ -49,18 +69,14 @@ def publish(run_dir: Path) -> Path:
             manifest.get("freeze_record"),
         )
     destination = results / "reference" / manifest["plan"] / manifest["run"]
-    tmp = destination.with_name(destination.name + ".tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    for name in PUBLISHED:
-        if (run_dir / name).exists():
-            shutil.copy2(run_dir / name, tmp / name)
-    # the drawn corpus the run was scored from: its diffs outlive the next draw
-    drawn = results.parent / "mutants" / manifest["plan"] / "manifest.json"
-    if drawn.is_file():
-        shutil.copy2(drawn, tmp / RUN_CORPUS)
-    if destination.exists():
-        shutil.rmtree(destination)
-    tmp.rename(destination)
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    # written aside and swapped in whole: an interrupt or a full disk leaves the old copy
+    with staged_folder(destination) as tmp:
+        for name in PUBLISHED:
+            if (run_dir / name).exists():
+                shutil.copy2(run_dir / name, tmp / name, follow_symlinks=False)
+        # the drawn corpus the run was scored from: its diffs outlive the next draw
+        drawn = results.parent / "mutants" / manifest["plan"] / "manifest.json"
+        if drawn.is_file():
+            shutil.copy2(drawn, tmp / RUN_CORPUS)
     return destination

@@ -64,6 +64,14 @@ from harness.execution.pair_scoring import (  # all but _write_json re-exported:
     write_baseline,
 )
 from harness.execution.plan import Plan, project_root
+from harness.execution.run_folder import (
+    hold_run_folder,
+    ledger_record,
+    pair_ids_digest,
+    read_bytes,
+    read_ledger,
+    refuse_symlinked_folder,
+)
 from harness.targets.registry import load_target
 
 
@@ -135,9 +143,9 @@ def provenance_warnings(
 def _first_freeze_record(folder: Path, found: FreezeCommit) -> dict[str, Any] | None:
     """What the run's first invocation found: a resumed run keeps it, so a record committed
     after the first row cannot make the run look pre-registered."""
-    manifest = folder / "run.json"
-    if manifest.exists() and any(read_rows(folder / "ledger.jsonl")):
-        first: dict[str, Any] | None = json.loads(manifest.read_text()).get("freeze_record")
+    manifest = _read_json(folder / "run.json")
+    if manifest and any(read_rows(folder / "ledger.jsonl")):
+        first: dict[str, Any] | None = manifest.get("freeze_record")
         return first
     return found.model_dump(mode="json")
 
@@ -176,27 +184,31 @@ def _row(job: RunJob, pair: DrawnPair, outcome: PairOutcome) -> LedgerRow:
 
 def _read_json(path: Path) -> dict[str, Any]:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):  # absent, or torn by a kill: a fresh manifest
+        found = json.loads(read_bytes(path) or b"{}")
+    except ValueError:  # torn by a kill: a fresh manifest
         return {}
+    return found if isinstance(found, dict) else {}
 
 
 @contextmanager
 def _folder_kept_only_with_rows(folder: Path) -> Iterator[None]:
     """Create the run folder; a run that stops before its first row (an unreachable
     scheduler, a contract that does not compile, Ctrl-C during set-up) removes it again,
-    so nothing half-written stays in results/."""
+    so nothing half-written stays in results/. The run holds the folder's lock throughout
+    (`run_folder.hold_run_folder`): a second run of it is refused before it touches a file."""
+    refuse_symlinked_folder(folder)
     created = folder  # the outermost folder this run creates (results/PLAN on a first run)
     while not created.parent.exists():
         created = created.parent
     fresh = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
-    try:
-        yield
-    except BaseException:
-        if fresh and not any(read_rows(folder / "ledger.jsonl")):
-            shutil.rmtree(created, ignore_errors=True)
-        raise
+    with hold_run_folder(folder):
+        try:
+            yield
+        except BaseException:
+            if fresh and not read_ledger(folder / "ledger.jsonl").rows:
+                shutil.rmtree(created, ignore_errors=True)
+            raise
 
 
 def execute(
@@ -262,6 +274,10 @@ def execute(
                 "freeze_record": _first_freeze_record(folder, found),
                 "warnings": warnings,
                 "pairs_total": len(corpus.pairs),
+                "memory_limit_mb": plan.memory_limit_mb,  # a worker past it: a crash
+                # what a whole ledger holds: the drawn pair ids (and, once ended, its digest)
+                "pair_ids_sha256": pair_ids_digest(p.pair_id for p in corpus.pairs),
+                "ledger": None,
                 # the predictions this run is scored against, so a report needs no plan
                 # file; a comparison checker's run has none (they are the plan checker's)
                 "predictions": plan.predictions.model_dump(mode="json")
@@ -291,8 +307,10 @@ def execute(
                         progress.advance(outcome.score.status)
 
                 executor.run(job, todo, record)
-            rows = list(read_rows(folder / "ledger.jsonl"))
+            read = read_ledger(folder / "ledger.jsonl")
+            rows = read.rows
             manifest["ended_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+            manifest["ledger"] = ledger_record(read)
             manifest["totals"] = dict(sorted(Counter(r.status.value for r in rows).items()))
             _write_json(folder / "run.json", manifest)
             return RunResult(folder, rows, skipped, scored, warnings)

@@ -58,6 +58,16 @@ def build_tables(rows: Sequence[LedgerRow], meta: RunMeta) -> list[Table]:
     if (label := meta.unfinished(len(rows))) is not None:
         note = f"{label}: the run has not ended (run.json ended_at is null); not a result."
         tables = [replace(t, unfinished=label, notes=(note, *t.notes)) for t in tables]
+    if meta.incomplete is not None:  # a short or altered ledger (harness.analysis.runs)
+        note = f"{meta.incomplete}: the ledger is not the one its run wrote; not a result."
+        tables = [
+            replace(
+                t,
+                unfinished="; ".join(filter(None, (meta.incomplete, t.unfinished))),
+                notes=(note, *t.notes),
+            )
+            for t in tables
+        ]
     return tables
 
 
