@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 
 from harness.targets.bfcl import grader
-from harness.targets.bfcl.adapter import bfcl_tasks, bfcl_version
+from harness.targets.bfcl.package import bfcl_tasks, bfcl_version
 from harness.targets.bfcl.tasks import task_order
 
 

@@ -12,7 +12,8 @@ from harness.errors import UserError
 from harness.targets.adapter import Adapter, PackageVersions, TaskAdapter
 from harness.targets.bfcl import adapter as bfcl_adapter
 from harness.targets.bfcl import isolation
-from harness.targets.bfcl.adapter import CLASSES, BfclAdapter, is_bfcl_refusal
+from harness.targets.bfcl.adapter import BfclAdapter, is_bfcl_refusal
+from harness.targets.bfcl.package import CLASSES
 from harness.targets.bfcl.state import public_state
 from harness.targets.registry import load_target
 
@@ -166,7 +167,7 @@ def test_positional_gold_arguments_are_named() -> None:
 def test_missing_package_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
     real = importlib.util.find_spec
     monkeypatch.setattr(
-        bfcl_adapter.importlib.util,
+        importlib.util,
         "find_spec",
         lambda name, *a: None if name == "bfcl_eval" else real(name, *a),
     )
@@ -357,7 +358,8 @@ def test_a_grade_puts_back_the_state_other_classes_of_its_task_left() -> None:
     import sys
 
     script = (
-        "from harness.targets.bfcl.adapter import BfclAdapter, bfcl_tasks\n"
+        "from harness.targets.bfcl.adapter import BfclAdapter\n"
+        "from harness.targets.bfcl.package import bfcl_tasks\n"
         "from bfcl_eval.eval_checker.multi_turn_eval.func_source_code import posting_api\n"
         "task = next(t.id for t in bfcl_tasks().values() if {'TwitterAPI', "
         "'GorillaFileSystem'} <= set(t.involved_classes))\n"

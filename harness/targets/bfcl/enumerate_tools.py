@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.targets.bfcl.adapter import CLASSES, BfclAdapter
+from harness.targets.bfcl.adapter import BfclAdapter
+from harness.targets.bfcl.package import CLASSES
 from harness.targets.bfcl.state import to_canonical
 from harness.targets.equality import JSON, diff
 

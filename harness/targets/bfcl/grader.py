@@ -36,6 +36,7 @@ from functools import cache
 from typing import Any, Protocol
 
 from harness.targets.bfcl import isolation
+from harness.targets.bfcl.package import CLASSES, api_class, bfcl_tasks
 from harness.targets.bfcl.state import public_state
 from harness.targets.bfcl.tasks import BfclTask, call_tool_name, parse_call, task_order
 
@@ -53,8 +54,6 @@ class _Adapter(Protocol):
 
 
 def _tasks() -> dict[str, BfclTask]:
-    from harness.targets.bfcl.adapter import bfcl_tasks
-
     return bfcl_tasks()
 
 
@@ -85,8 +84,6 @@ def split_task(grader_task: str) -> tuple[str, str]:
 def _isolate() -> None:
     """Every class module remembered (a task involves classes of other targets too), then
     its module-level state put back."""
-    from harness.targets.bfcl.adapter import CLASSES, api_class
-
     for slug in CLASSES:
         api_class(slug)
     isolation.restore()
