@@ -729,7 +729,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     new_contract.set_defaults(func=cmd_new_contract)
 
-    contracts = sub.add_parser("contracts", help="validate contracts, export their JSON Schema")
+    contracts = sub.add_parser(
+        "contracts", help="validate contracts, export their JSON Schema, measure their quality"
+    )
     csub = contracts.add_subparsers(dest="contracts_command", required=True)
     validate = csub.add_parser("validate", help="check contracts against the installed target")
     validate.add_argument("paths", nargs="+", help="target names, contract files or folders")
@@ -737,6 +739,9 @@ def build_parser() -> argparse.ArgumentParser:
     schema = csub.add_parser("schema", help="print the contract JSON Schema (for editors)")
     schema.add_argument("--output", default="-", help="file to write (default stdout)")
     schema.set_defaults(func=cmd_schema)
+    from harness.quality.commands import add_parsers as add_quality_parsers
+
+    add_quality_parsers(csub)  # coverage, corpus, agree (docs/contract-quality.md)
     return parser
 
 

@@ -1,0 +1,201 @@
+"""The `harness contracts coverage | corpus | agree` commands (argument handling and I/O)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from harness.errors import Problem, UserError
+from harness.quality.agreement import (
+    AgreementReport,
+    compare_tool,
+    compared_tools,
+    load_set,
+    load_strata,
+    strata_figures,
+)
+from harness.quality.corpus import generate_probes, merge, read_corpus, run_probe, write_corpus
+from harness.quality.coverage import (
+    PUBLISHED_RUNS,
+    CoverageReport,
+    no_clause_misses,
+    target_coverage,
+)
+from harness.quality.render import write_agreement, write_coverage
+from harness.targets.registry import Target, load_target
+
+MIN_EXIT = 1  # a share below --min: the CI gate failed (bad input stays exit 2)
+
+
+def _targets(names: list[str]) -> list[Target]:
+    return [load_target(n) for n in names]
+
+
+def cmd_coverage(args: argparse.Namespace) -> int:
+    targets = _targets(args.targets)
+    probes, digest = [], None
+    if args.corpus:
+        corpus, digest = read_corpus(Path(args.corpus))
+        probes = corpus.probes
+    runs = [Path(r) for r in (args.runs if args.runs is not None else PUBLISHED_RUNS)]
+    for run in runs:
+        if not (run / "ledger.jsonl").is_file():
+            raise UserError(
+                Problem(
+                    str(run),
+                    "ledger.jsonl",
+                    "no ledger in this folder",
+                    "give a run folder (results/reference/<plan>/<freeze>) or --runs none",
+                )
+            )
+    misses = no_clause_misses(runs)
+    report = CoverageReport(
+        seed=args.seed,
+        corpus=digest,
+        runs=[str(r) for r in runs],
+        targets=[target_coverage(t, args.seed, probes, misses) for t in targets],
+    )
+    stem = args.name or "-".join(args.targets)
+    for path in write_coverage(report, Path(args.out), stem):
+        print(path)
+    failed = False
+    for target in report.targets:
+        quoted, sentences = target.sentences
+        constrained, written = target.paths
+        surface = quoted / sentences if sentences else 1.0
+        state = constrained / written if written else 1.0
+        print(
+            f"{target.target}: surface {quoted}/{sentences} ({surface:.2f}), "
+            f"state {constrained}/{written} ({state:.2f})"
+        )
+        if args.min is not None and min(surface, state) < args.min:
+            print(f"{target.target}: below --min {args.min}")
+            failed = True
+    return MIN_EXIT if failed else 0
+
+
+def cmd_corpus(args: argparse.Namespace) -> int:
+    targets = _targets(args.targets)
+    sets = [load_set(s, targets) for s in (args.a, args.b)]
+    by_name = {t.name: t for t in targets}
+    proposals = []
+    for label, contracts in zip((args.a, args.b), sets, strict=True):
+        for (target, tool), contract in sorted(contracts.items()):
+            if target in by_name and all((target, tool) in s for s in sets):
+                proposals.append(
+                    generate_probes(by_name[target].adapter, contract, args.seed, label)
+                )
+    corpus = merge(
+        proposals,
+        built_by=f"the union of the happy, violate:<pre> and variant:<arg> probes each of "
+        f"{args.a} and {args.b} generates from a fresh environment (seed {args.seed}) for the "
+        "tools both sets have, each distinct call once, sorted",
+        seed=args.seed,
+    )
+    digest = write_corpus(corpus, Path(args.out))
+    print(f"{args.out}: {len(corpus.probes)} probes, sha256 {digest}")
+    return 0
+
+
+def cmd_agree(args: argparse.Namespace) -> int:
+    corpus, digest = read_corpus(Path(args.corpus))
+    names = sorted(
+        {p.target for p in corpus.probes} & set(args.targets or [p.target for p in corpus.probes])
+    )
+    targets = _targets(names)
+    a, b = load_set(args.a, targets), load_set(args.b, targets)
+    strata = load_strata(Path(args.strata))
+    compared = [k for k in compared_tools(a, b, corpus) if k[0] in names]
+    missing = [f"{t}/{tool}" for t, tool in compared if (t, tool) not in strata]
+    if missing:
+        raise UserError(
+            Problem(
+                args.strata,
+                ", ".join(missing),
+                "no stratum declared",
+                "add `target/tool: blind` or `target/tool: contaminated`",
+            )
+        )
+    by_name = {t.name: t for t in targets}
+    tools, disagreements = [], []
+    for target, tool in compared:
+        adapter = by_name[target].adapter
+        outcomes = [
+            (i, run_probe(adapter, p))
+            for i, p in enumerate(corpus.probes)
+            if p.target == target and p.tool == tool
+        ]
+        record, found = compare_tool(
+            a[(target, tool)],
+            b[(target, tool)],
+            outcomes,
+            adapter.volatile_paths(),
+            strata[(target, tool)],
+        )
+        tools.append(record)
+        disagreements += found
+    report = AgreementReport(
+        set_a=args.a,
+        set_b=args.b,
+        corpus=args.corpus,
+        corpus_sha256=digest,
+        corpus_built_by=corpus.built_by,
+        tools=tools,
+        only_in_a=sorted(f"{t}/{x}" for t, x in set(a) - set(b) if t in names),
+        only_in_b=sorted(f"{t}/{x}" for t, x in set(b) - set(a) if t in names),
+        strata=strata_figures(tools),
+        disagreements=disagreements,
+    )
+    for path in write_agreement(report, Path(args.out)):
+        print(path)
+    for stratum, f in report.strata.items():
+        print(f"{stratum}: {f.agree} of {f.n} agree (Wilson {f.low:.3f}–{f.high:.3f})")
+    return 0
+
+
+def add_parsers(csub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    coverage = csub.add_parser(
+        "coverage", help="surface and state coverage of the contracts, per tool and target"
+    )
+    coverage.add_argument("targets", nargs="+", help="target names")
+    coverage.add_argument("--out", default="results/contract-coverage", help="folder to write")
+    coverage.add_argument("--name", help="file stem (default: the targets joined by -)")
+    coverage.add_argument(
+        "--corpus",
+        help="probe corpus file whose probes are run too "
+        "(recorded calls converted to it: the hook for recorded corpora)",
+    )
+    coverage.add_argument(
+        "--runs",
+        nargs="*",
+        default=None,
+        help="run folders whose no_clause misses are shown (default: the "
+        "latest published exhaustive runs; none: give --runs alone)",
+    )
+    coverage.add_argument("--seed", type=int, default=0)
+    coverage.add_argument(
+        "--min",
+        type=float,
+        default=None,
+        help="exit 1 when a target's surface or state share is below this",
+    )
+    coverage.set_defaults(func=cmd_coverage)
+
+    corpus = csub.add_parser("corpus", help="build the probe corpus file two contract sets share")
+    corpus.add_argument("a", help="contract set A: a folder of contracts, or `shipped`")
+    corpus.add_argument("b", help="contract set B")
+    corpus.add_argument("--targets", nargs="+", required=True, help="target names")
+    corpus.add_argument("--out", required=True, help="corpus file to write (JSON)")
+    corpus.add_argument("--seed", type=int, default=0)
+    corpus.set_defaults(func=cmd_corpus)
+
+    agree = csub.add_parser("agree", help="agreement of two contract sets on one probe corpus")
+    agree.add_argument("a", help="contract set A: a folder of contracts, or `shipped`")
+    agree.add_argument("b", help="contract set B")
+    agree.add_argument("--corpus", required=True, help="the corpus file (`contracts corpus`)")
+    agree.add_argument(
+        "--strata", required=True, help="YAML: `target/tool: blind` or `target/tool: contaminated`"
+    )
+    agree.add_argument("--targets", nargs="*", help="only these targets (default: the corpus's)")
+    agree.add_argument("--out", default="results/agreement", help="folder to write")
+    agree.set_defaults(func=cmd_agree)

@@ -1,0 +1,178 @@
+"""Probe corpora: calls written down once, in a file, so that coverage and agreement read
+the same calls and anyone can check which calls those were (the file's sha256).
+
+A probe is (target, tool, args) with the setup calls that prepare its pre-state from a
+fresh environment, and the kind that produced it. Run, it gives (pre, post, args, result).
+
+Generated probes come from a contract the way the checker's own probes do (the same
+argument pools and precondition search of `harness.checker.probes`, from a fresh
+environment only): `happy` (every precondition true), `violate:<pre>` (that precondition
+false, the others true), `variant:<arg>` (up to two legal values of an effective argument
+other than the happy one's). A recorded call of the recorded-calls corpora is a probe
+whose setup is its reproducing prefix: convert one to this format and pass it with
+`--corpus` (the hook; `kind: recorded`).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import typing
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from harness.checker.probes import AssignmentSearch, argument_pools, compile_contract
+from harness.contracts.model import Contract
+from harness.errors import Problem, UserError
+from harness.targets.adapter import Adapter, InvokeOutcome
+from harness.targets.equality import JSON, canonical_equal, canonical_key, mask_state, parse_pattern
+
+CORPUS_SCHEMA_VERSION = 1
+VARIANTS_PER_ARGUMENT = 2
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SetupCall(_Strict):
+    tool: str
+    args: dict[str, Any]
+
+
+class Probe(_Strict):
+    target: str
+    tool: str
+    kind: str = Field(description="happy, violate:<clause>, variant:<arg>, recorded")
+    args: dict[str, Any]
+    setup: list[SetupCall] = Field(default_factory=list)
+    source: str = Field(default="", description="which contract set or corpus produced it")
+
+    def key(self) -> str:
+        """Identity for de-duplication: the call and its setup, not who proposed it."""
+        return canonical_key(
+            [self.target, self.tool, self.args, [[s.tool, s.args] for s in self.setup]]
+        )
+
+
+class ProbeCorpus(_Strict):
+    schema_version: Literal[1] = CORPUS_SCHEMA_VERSION
+    built_by: str = Field(description="how the corpus was built, in a sentence")
+    seed: int = 0
+    probes: list[Probe]
+
+    def for_tool(self, target: str, tool: str) -> list[Probe]:
+        return [p for p in self.probes if p.target == target and p.tool == tool]
+
+
+def corpus_bytes(corpus: ProbeCorpus) -> bytes:
+    return (json.dumps(corpus.model_dump(mode="json"), indent=1, sort_keys=True) + "\n").encode()
+
+
+def corpus_hash(corpus: ProbeCorpus) -> str:
+    return hashlib.sha256(corpus_bytes(corpus)).hexdigest()
+
+
+def write_corpus(corpus: ProbeCorpus, path: Path) -> str:
+    """Write the corpus; return the sha256 of the bytes written."""
+    data = corpus_bytes(corpus)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return hashlib.sha256(data).hexdigest()
+
+
+def read_corpus(path: Path) -> tuple[ProbeCorpus, str]:
+    """The corpus and the sha256 of the file's bytes."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UserError(
+            Problem(str(path), "file", str(exc), "give an existing corpus file")
+        ) from None
+    try:
+        corpus = ProbeCorpus.model_validate_json(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "corpus"
+        raise UserError(
+            Problem(str(path), where, first["msg"], "write a corpus `harness` built")
+        ) from None
+    return corpus, hashlib.sha256(data).hexdigest()
+
+
+def merge(corpora: Iterable[Sequence[Probe]], built_by: str, seed: int) -> ProbeCorpus:
+    """One corpus holding each distinct call once (first proposer kept), in a stable order."""
+    seen: dict[str, Probe] = {}
+    for probes in corpora:
+        for probe in probes:
+            seen.setdefault(probe.key(), probe)
+    ordered = sorted(seen.values(), key=lambda p: (p.target, p.tool, p.key()))
+    return ProbeCorpus(built_by=built_by, seed=seed, probes=ordered)
+
+
+def _hints(adapter: Adapter, tool: str) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(adapter.tool_function(tool))
+    except Exception:  # unresolvable annotations: every harvested value stays a candidate
+        return {}
+
+
+def generate_probes(adapter: Adapter, contract: Contract, seed: int, source: str) -> list[Probe]:
+    """happy, violate:<pre> and variant:<arg> probes from a fresh environment (module doc)."""
+    compiled = compile_contract(contract, tuple(adapter.volatile_paths()))
+    masks = [parse_pattern(p) for p in compiled.volatile]
+    state = mask_state(adapter.snapshot(adapter.fresh()), masks)
+    pools = argument_pools(
+        compiled, state, seed, contract.tool, hints=_hints(adapter, contract.tool)
+    )
+    search = AssignmentSearch(compiled, pools, state)
+
+    def probe(kind: str, args: dict[str, JSON]) -> Probe:
+        return Probe(target=adapter.name, tool=contract.tool, kind=kind, args=args, source=source)
+
+    out: list[Probe] = []
+    happy = search.find()
+    if happy is not None:
+        out.append(probe("happy", happy))
+    for clause in compiled.preconditions:
+        violating = search.find(falsify=clause.id, prefer=happy)
+        if violating is not None:
+            out.append(probe(f"violate:{clause.id}", violating))
+    if happy is not None:
+        for arg in contract.arguments:
+            name = arg.argument
+            variants = 0
+            for value in pools.get(name, []):
+                if variants >= VARIANTS_PER_ARGUMENT:
+                    break
+                args = {**happy, name: value}
+                if canonical_equal(value, happy[name]) or not search.is_legal(args):
+                    continue
+                variants += 1
+                out.append(probe(f"variant:{name}", args))
+    return out
+
+
+@dataclass(frozen=True)
+class ProbeOutcome:
+    """A probe run from a fresh environment: unmasked snapshots (each side masks its own)."""
+
+    probe: Probe
+    pre: JSON
+    post: JSON
+    outcome: InvokeOutcome
+
+
+def run_probe(adapter: Adapter, probe: Probe) -> ProbeOutcome:
+    env = adapter.fresh()
+    for call in probe.setup:
+        adapter.invoke(env, call.tool, copy.deepcopy(call.args))
+    pre = adapter.snapshot(env)
+    # a tool may change a list it was passed in place: the probe's own args stay as written
+    outcome = adapter.invoke(env, probe.tool, copy.deepcopy(probe.args))
+    return ProbeOutcome(probe, pre, adapter.snapshot(env), outcome)
