@@ -417,7 +417,12 @@ def cmd_trace(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from harness.analysis import report
 
-    result = report(Path(args.run_dir), Path(args.out) if args.out else None, strict=args.strict)
+    result = report(
+        Path(args.run_dir),
+        Path(args.out) if args.out else None,
+        strict=args.strict,
+        coverage=[Path(p) for p in args.coverage],
+    )
     for note in result.notes:
         console.print(f"note: {note}")
     console.print(
@@ -678,6 +683,13 @@ def build_parser() -> argparse.ArgumentParser:
     report_cmd.add_argument("run_dir")
     report_cmd.add_argument("--out", help="folder for tables/, plot, macros (default: RUN_DIR)")
     report_cmd.add_argument("--strict", action="store_true", help=REPORT_STRICT_HELP)
+    report_cmd.add_argument(
+        "--coverage",
+        nargs="+",
+        default=[],
+        metavar="FILE",
+        help="contract-coverage JSON (`harness contracts coverage`): a section of report.html",
+    )
     report_cmd.set_defaults(func=cmd_report)
 
     compare_cmd = sub.add_parser(

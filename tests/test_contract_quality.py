@@ -175,3 +175,29 @@ def test_coverage_min_fails_below_the_share(tmp_path: Path) -> None:
     assert main([*args, "--min", "0.5"]) == 0
     assert main([*args, "--min", "0.9"]) == 1  # toy surface coverage is 0.64
     assert (tmp_path / "toy_domain.csv").read_text().startswith("target,tool,sentences")
+
+
+def test_report_html_section_shows_the_forecast_beside_the_run_misses(toy: Target) -> None:
+    import pandas as pd
+
+    from harness.analysis.coverage_section import coverage_section
+    from harness.quality.coverage import CoverageReport, TargetCoverage
+
+    skipped = drop(toy.contracts["deposit"], "effects", "eff.balance_increased")
+    skipped = drop(skipped, "effects", "eff.result")
+    record = tool_coverage(with_contract(toy, skipped), "deposit")
+    report = CoverageReport(
+        seed=0, runs=[], targets=[TargetCoverage(target="toy_domain", tools=[record])]
+    )
+    frame = pd.DataFrame(
+        {
+            "target": ["toy_domain"] * 3 + ["other"],
+            "tool": ["deposit", "deposit", "transfer", "deposit"],
+            "miss_cause": ["no_clause", "no_clause", "no_clause", "no_clause"],
+        }
+    )
+    page = coverage_section(frame, [report])
+    assert (
+        "<td>deposit</td><td>6/11</td><td>0/1</td><td>bank.accounts.*.balance</td><td>2</td>"
+        in page
+    )

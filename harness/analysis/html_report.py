@@ -117,7 +117,9 @@ def render_html(
     run: RunMeta,
     corpus: Corpus | None,
     forest_png: bytes | None,
+    sections: Sequence[str] = (),
 ) -> str:
+    """The page; `sections`: HTML sections placed after the forest plot (contract coverage)."""
     diffs = {p.pair_id: p.mutant.diff for p in corpus.pairs} if corpus else {}
     post_hoc = " — POST HOC" if run.post_hoc or frame["post_hoc"].any() else ""
     title = f"{run.plan} / {run.run} (freeze {run.freeze_id}){post_hoc}"
@@ -146,6 +148,7 @@ def render_html(
             '<h2 id="forest">Closed-world recall per operator</h2>'
             f'<img class="forest" alt="forest plot" src="data:image/png;base64,{data}">'
         )
+    parts += sections
     parts.append('<h2 id="pairs">Every pair, survivors first</h2><p id="filters">')
     for name in FILTERS:
         values = sorted({str(v) for v in frame[name].dropna()})

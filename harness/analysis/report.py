@@ -144,10 +144,15 @@ def _installed_source(target: str, file: str) -> str:
         return ""
 
 
-def report(run_dir: Path, out_dir: Path | None = None, strict: bool = False) -> ReportResult:
+def report(
+    run_dir: Path,
+    out_dir: Path | None = None,
+    strict: bool = False,
+    coverage: Sequence[Path] = (),
+) -> ReportResult:
     """Write every output of the run; a torn last line or an unfinished run is noted (and
     marked in every title and caption), or, with `strict`, refused before anything is
-    written."""
+    written. `coverage`: contract-coverage JSON files shown in a section of report.html."""
     run, rows = load_run(run_dir)
     torn = torn_line(run_dir)
     unfinished = run.unfinished(len(rows))
@@ -221,7 +226,12 @@ def report(run_dir: Path, out_dir: Path | None = None, strict: bool = False) -> 
     page = out_dir / REPORT_HTML
     headline = [t for t in tables if t.name in MAIN_TABLES]
     forest_png = figure.read_bytes() if figure else None
-    _write(page, render_html(frame, headline, run, corpus, forest_png))
+    sections = []
+    if coverage:
+        from harness.analysis.coverage_section import coverage_section, load_coverage
+
+        sections.append(coverage_section(frame, load_coverage(coverage)))
+    _write(page, render_html(frame, headline, run, corpus, forest_png, sections))
     return ReportResult(
         out_dir,
         tuple(table_paths),

@@ -51,7 +51,8 @@ class ToolCoverage(_Record):
     clauses_by_tier: dict[str, int]
     biconditional: bool
     no_clause_misses: dict[str, int] = Field(
-        default_factory=dict, description="run folder -> `no_clause` misses of this tool"
+        default_factory=dict,
+        description="run folder -> `no_clause` misses of this tool (absent: not scored there)",
     )
 
     @property
@@ -138,15 +139,16 @@ def tool_coverage(
 
 
 def no_clause_misses(run_dirs: Iterable[Path]) -> dict[str, dict[tuple[str, str], int]]:
-    """Per run folder, the `no_clause` misses by (target, tool), read from its ledger."""
+    """Per run folder, the `no_clause` misses by (target, tool) for every tool the run
+    scored (0 included), read from its ledger; a tool the run never scored is absent."""
     out: dict[str, dict[tuple[str, str], int]] = {}
     for run in run_dirs:
         counts: Counter[tuple[str, str]] = Counter()
         with (run / "ledger.jsonl").open(encoding="utf-8") as rows:
             for line in rows:
                 row = json.loads(line)
-                if row.get("miss_cause") == "no_clause":
-                    counts[(row["target"], row["tool"])] += 1
+                key = (row["target"], row["tool"])
+                counts[key] += row.get("miss_cause") == "no_clause"
         out[str(run)] = dict(counts)
     return out
 
@@ -162,7 +164,9 @@ def target_coverage(
         extra = [p for p in corpus if p.target == target.name and p.tool == tool]
         record = tool_coverage(target, tool, seed, extra)
         record.no_clause_misses = {
-            run: counts.get((target.name, tool), 0) for run, counts in (misses or {}).items()
+            run: counts[(target.name, tool)]
+            for run, counts in (misses or {}).items()
+            if (target.name, tool) in counts
         }
         tools.append(record)
     return TargetCoverage(target=target.name, tools=tools)

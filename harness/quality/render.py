@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections import Counter
 from pathlib import Path
 
 from harness.quality.agreement import AgreementReport
@@ -36,7 +37,7 @@ def _share(value: float | None) -> str:
 
 
 def _misses(tool: ToolCoverage, world: str) -> str:
-    hits = [n for run, n in tool.no_clause_misses.items() if f"/{world}" in run]
+    hits = [n for run, n in tool.no_clause_misses.items() if f"/{world}" in run]  # scored
     return str(sum(hits)) if hits else "–"
 
 
@@ -103,6 +104,35 @@ def _target_md(target: TargetCoverage) -> list[str]:
     return lines
 
 
+def forecast_lines(tools: list[ToolCoverage], runs: list[str]) -> list[str]:
+    """Per measured run: the tools with an unconstrained path against the tools with a
+    `no_clause` miss (2x2), and Spearman's rho between the two counts over the tools."""
+    from scipy.stats import spearmanr
+
+    lines = ["## Forecast beside measured", ""]
+    if not runs:
+        return [*lines, "No run given (`--runs`): nothing measured.", ""]
+    lines += [
+        "| run | tools it scored | forecast & missed | forecast, not missed | "
+        "missed, not forecast | neither | Spearman rho (unconstrained paths, no_clause misses) |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for run in runs:
+        scored = [t for t in tools if run in t.no_clause_misses]  # unscored tools: no measure
+        forecast = [len(t.unconstrained_paths) for t in scored]
+        measured = [t.no_clause_misses[run] for t in scored]
+        cells = Counter((f > 0, m > 0) for f, m in zip(forecast, measured, strict=True))
+        if len(set(forecast)) > 1 and len(set(measured)) > 1:
+            rho = f"{spearmanr(forecast, measured).statistic:.2f}"
+        else:
+            rho = "undefined (one side constant)"
+        lines.append(
+            f"| `{run}` | {len(scored)} | {cells[(True, True)]} | {cells[(True, False)]} | "
+            f"{cells[(False, True)]} | {cells[(False, False)]} | {rho} |"
+        )
+    return [*lines, ""]
+
+
 def coverage_md(report: CoverageReport) -> str:
     lines = [
         "# Contract coverage",
@@ -116,6 +146,8 @@ def coverage_md(report: CoverageReport) -> str:
         f"Seed {report.seed}; corpus: {report.corpus or 'none (generated probes only)'}.",
         "",
     ]
+    tools = [t for target in report.targets for t in target.tools]
+    lines += forecast_lines(tools, report.runs)
     for target in report.targets:
         lines += _target_md(target)
     return "\n".join(lines)
