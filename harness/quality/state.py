@@ -2,8 +2,10 @@
 
 A written path is a difference between the pre- and post-snapshot of a probe the contract's
 success signal calls a success (volatile paths masked). Paths are generalised to patterns:
-a list index, and a key of a collection (a dict of two or more lists, or of two or more
-records with the same fields: accounts by id, inboxes by user), become `*`.
+a list index, a key of a collection (a dict of two or more records with the same fields,
+or all with an `id`/`*_id` field: accounts, payment methods), a key whose record carries it
+as its id, and a key some argument names (anywhere in the arguments: the user whose inbox
+is written, the payment method used) become `*`.
 
 A written path is **constrained** when reverting that one write on the probe's post-state
 (the value put back as it was before, or removed when it was new) makes some `eff.*`
@@ -50,24 +52,51 @@ def signalled(compiled: CompiledContract, outcome: ProbeOutcome) -> bool:
 
 
 def _is_collection(node: Any) -> bool:
-    """Two or more entries that are all lists, or all records with the same fields: keys
-    are ids (accounts by id, inboxes by user), not field names."""
+    """Two or more records with the same fields, or all carrying an id field (`id`,
+    `*_id`): keys are ids (accounts, payment methods of several kinds), not field names."""
     if not isinstance(node, dict) or len(node) < 2:
         return False
     values = list(node.values())
-    if all(isinstance(v, list) for v in values):
-        return True
     if not all(isinstance(v, dict) for v in values):
         return False
-    return all(set(v) == set(values[0]) for v in values[1:])
+    if all(set(v) == set(values[0]) for v in values[1:]):
+        return True
+    common = set.intersection(*(set(v) for v in values))
+    return any(k == "id" or k.endswith("_id") for k in common)
 
 
-def pattern_of(path: tuple[Any, ...], pre: JSON, post: JSON) -> str:
+def _own_id(record: Any, key: Any) -> bool:
+    """Whether a record carries its own key as an id field (`{"id": key, ...}`)."""
+    return isinstance(record, dict) and any(
+        (k == "id" or k.endswith("_id")) and v == key for k, v in record.items()
+    )
+
+
+def _strings(value: Any) -> set[str]:
+    """Every string anywhere in a JSON value (an argument naming a key: a user, a payment id)."""
+    if isinstance(value, str):
+        return {value}
+    if isinstance(value, dict):
+        return {s for v in value.values() for s in _strings(v)}
+    if isinstance(value, list):
+        return {s for v in value for s in _strings(v)}
+    return set()
+
+
+def pattern_of(
+    path: tuple[Any, ...], pre: JSON, post: JSON, args: Mapping[str, JSON] | None = None
+) -> str:
     """The generalised dotted pattern of a concrete path (module docstring)."""
+    named = _strings(dict(args or {}))
     out: list[str] = []
     nodes = [pre, post]
     for segment in path:
-        if isinstance(segment, int) or any(_is_collection(n) for n in nodes):
+        if (
+            isinstance(segment, int)
+            or segment in named
+            or any(_is_collection(n) for n in nodes)
+            or any(_own_id(_child(n, segment), segment) for n in nodes)
+        ):
             out.append("*")
         else:
             out.append(str(segment))
@@ -147,7 +176,7 @@ def written_paths(
             bind_pattern(p, run.probe.args) for c in compiled.contract.frame for p in c.writes
         ]
         for d in diff(pre, post, limit=DIFF_LIMIT):
-            pattern = pattern_of(d.path, pre, post)
+            pattern = pattern_of(d.path, pre, post, run.probe.args)
             entry = found.setdefault(pattern, WrittenPath(pattern))
             entry.seen += 1
             entry.frame_declared |= any(_matches(f, d.path) for f in frames)

@@ -8,7 +8,8 @@ What counts as a sentence is decided per surface:
   and the remaining prose is split at `.`, `!` or `?` followed by whitespace. A block is
   split the same way, so a field with two sentences counts two.
 - **policy** (tau2's policy file): the lines that name the tool (its name, or its name with
-  spaces for underscores, any case), split into sentences like prose.
+  spaces for underscores, any case; Markdown headings left out), split into sentences like
+  prose.
 - **function_doc** (a JSON function description the model is shown, when the adapter has
   `function_doc(tool)`): its `description` and each parameter's `description`, split
   into sentences like prose.
