@@ -201,3 +201,21 @@ def test_report_html_section_shows_the_forecast_beside_the_run_misses(toy: Targe
         "<td>deposit</td><td>6/11</td><td>0/1</td><td>bank.accounts.*.balance</td><td>2</td>"
         in page
     )
+
+
+def test_a_function_description_is_split_from_its_tool_marker_with_parameters() -> None:
+    from harness.quality.surface import function_doc_sentences
+
+    doc = {
+        "name": "cat",
+        "description": "This tool belongs to a file system. Tool description: Show a file. "
+        "No paths.",
+        "parameters": {"properties": {"file_name": {"description": "The file's name. "}}},
+        "response": {"properties": {"file_content": {"description": "The content."}}},
+    }
+    assert function_doc_sentences(doc) == [
+        "Show a file.",
+        "No paths.",
+        "The file's name.",
+        "The content.",
+    ]

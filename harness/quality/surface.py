@@ -10,9 +10,10 @@ What counts as a sentence is decided per surface:
 - **policy** (tau2's policy file): the lines that name the tool (its name, or its name with
   spaces for underscores, any case; Markdown headings left out), split into sentences like
   prose.
-- **function_doc** (a JSON function description the model is shown, when the adapter has
-  `function_doc(tool)`): its `description` and each parameter's `description`, split
-  into sentences like prose.
+- **function_doc** (a JSON function description the model is shown instead of the
+  docstring, when the adapter has `function_doc(tool)` or `func_docs()`, as BFCL's does):
+  its `description` (from `Tool description:` on, when it has that marker) and each
+  parameter's and response field's `description`, split into sentences like prose.
 
 A sentence is covered when a clause's quote (any clause: pre, eff, frame, arg, inv, obs,
 success, reset, whatever surface it names) contains it, or when one sentence of the quote
@@ -35,6 +36,7 @@ _SENTENCE_END = re.compile(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<=[.!?])\s+")
 _SECTION = re.compile(r"^(Args|Arguments|Parameters|Returns|Return|Raises|Yields|Examples?):\s*$")
 _FIELD = re.compile(r"^:(param|parameter|arg|type|returns?|rtype|raises?)\b[^:]*:")
 _ENTRY = re.compile(r"^[A-Za-z_][\w.]*(\s*\([^)]*\))?:\s")  # `name (type): text` under Args
+TOOL_MARKER = "Tool description:"
 MIN_PIECE = 4  # a quote piece shorter than this ("ok.") would cover sentences by accident
 
 
@@ -114,30 +116,44 @@ def policy_sentences(adapter: Any, tool: str) -> list[str]:
     ]
 
 
-def function_doc_sentences(adapter: Any, tool: str) -> list[str]:
-    """Sentences of a JSON function description (adapters with `function_doc(tool)`)."""
+def function_doc(adapter: Any, tool: str) -> dict[str, Any] | None:
+    """The JSON function description of a tool: `function_doc(tool)` or `func_docs()[tool]`
+    (BFCL), when the adapter has either."""
     hook = getattr(adapter, "function_doc", None)
-    if hook is None:
-        return []
-    doc = hook(tool)
-    if isinstance(doc, str):
-        doc = json.loads(doc)
-    texts = [doc.get("description", "")]
-    properties = doc.get("parameters", {}).get("properties", {})
-    texts += [p.get("description", "") for p in properties.values() if isinstance(p, dict)]
-    return [s for t in texts if t for s in split_sentences(t)]
+    if hook is not None:
+        doc = hook(tool)
+        return json.loads(doc) if isinstance(doc, str) else doc
+    docs = getattr(adapter, "func_docs", None)
+    return None if docs is None else docs().get(tool)
+
+
+def function_doc_sentences(doc: dict[str, Any]) -> list[str]:
+    """Sentences of a function description: its description from `Tool description:` on
+    when it has that marker (BFCL puts one paragraph about the whole class before it), and
+    the description of each parameter and each response field."""
+    description = str(doc.get("description", ""))
+    texts = [description.split(TOOL_MARKER, 1)[1] if TOOL_MARKER in description else description]
+    for section in ("parameters", "response"):
+        properties = (doc.get(section) or {}).get("properties", {})
+        texts += [str(p.get("description", "")) for p in properties.values() if isinstance(p, dict)]
+    return [s for t in texts if t.strip() for s in split_sentences(t)]
 
 
 def surface_sentences(adapter: Any, contract: Contract) -> list[Sentence]:
-    """Every sentence of the tool's agent-visible surfaces, in surface order, deduplicated."""
-    doc = None
-    for file in docstring_files(adapter, contract):
-        if file.exists():
-            doc = function_docstring(file, contract.tool)
-            if doc:
-                break
-    found = [Sentence("docstring", s) for s in docstring_sentences(doc or "")]
-    found += [Sentence("function_doc", s) for s in function_doc_sentences(adapter, contract.tool)]
+    """Every sentence of the tool's agent-visible surfaces, in surface order, deduplicated.
+    A tool with a function description is shown that, not its docstring."""
+    described = function_doc(adapter, contract.tool)
+    found: list[Sentence] = []
+    if described is not None:
+        found += [Sentence("function_doc", s) for s in function_doc_sentences(described)]
+    else:
+        doc = None
+        for file in docstring_files(adapter, contract):
+            if file.exists():
+                doc = function_docstring(file, contract.tool)
+                if doc:
+                    break
+        found += [Sentence("docstring", s) for s in docstring_sentences(doc or "")]
     found += [Sentence("policy", s) for s in policy_sentences(adapter, contract.tool)]
     return list(dict.fromkeys(found))
 
