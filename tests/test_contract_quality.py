@@ -219,3 +219,57 @@ def test_a_function_description_is_split_from_its_tool_marker_with_parameters() 
         "The file's name.",
         "The content.",
     ]
+
+
+class _ToyWithTasks:
+    """The toy adapter with one task whose initial environment is the fresh one (the toy has
+    no TaskAdapter on this branch): enough to run a recorded call from its task."""
+
+    def __init__(self, adapter):  # type: ignore[no-untyped-def]
+        self._adapter = adapter
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        return getattr(self._adapter, name)
+
+    def task_environment(self, task: str):  # type: ignore[no-untyped-def]
+        assert task == "t1"
+        return self._adapter.fresh()
+
+
+def test_a_recorded_call_corpus_is_read_as_probes_from_its_task(
+    toy: Target, tmp_path: Path
+) -> None:
+    import json
+
+    recorded = {
+        "schema_version": 1,
+        "target": "toy_domain",
+        "target_version": "x",
+        "tasks": ["t1"],
+        "counts": {"deposit": 1},
+        "calls": [
+            {
+                "task": "t1",
+                "step": 1,
+                "tool": "deposit",
+                "args": {"account_id": "acc-1", "amount": 7},
+                "prefix": [{"tool": "deposit", "args": {"account_id": "acc-1", "amount": 3}}],
+                "pre_state_sha256": "0" * 64,
+                "succeeded": True,
+                "changed_state": True,
+            }
+        ],
+    }
+    path = tmp_path / "toy_domain.json"
+    path.write_text(json.dumps(recorded))
+    corpus, _ = read_corpus(path)
+    (probe,) = corpus.probes
+    assert (probe.kind, probe.task, probe.tool) == ("recorded", "t1", "deposit")
+    adapter = _ToyWithTasks(toy.adapter)
+    run = run_probe(adapter, probe)  # type: ignore[arg-type]
+    before = run.pre["bank"]["accounts"]["acc-1"]["balance"]
+    assert run.post["bank"]["accounts"]["acc-1"]["balance"] == before + 7
+    fresh = toy.adapter.snapshot(toy.adapter.fresh())["bank"]["accounts"]["acc-1"]["balance"]
+    assert before == fresh + 3  # the prefix ran first
+    more = tool_coverage(Target(adapter, toy.contracts), "deposit", extra_probes=[probe])  # type: ignore[arg-type]
+    assert more.probes == tool_coverage(toy, "deposit").probes + 1

@@ -85,12 +85,20 @@ def cmd_corpus(args: argparse.Namespace) -> int:
                 proposals.append(
                     generate_probes(by_name[target].adapter, contract, args.seed, label)
                 )
+    named = []
+    for path in args.recorded:
+        read, sha = read_corpus(Path(path))
+        proposals.append([p for p in read.probes if p.target in by_name])
+        named.append(f"{path} (sha256 {sha})")
+    built_by = (
+        f"the union of the happy, violate:<pre> and variant:<arg> probes each of {args.a} and "
+        f"{args.b} generates from a fresh environment (seed {args.seed}) for the tools both "
+        "sets have"
+    )
+    if args.recorded:
+        built_by += ", and the recorded calls of " + ", ".join(named)
     corpus = merge(
-        proposals,
-        built_by=f"the union of the happy, violate:<pre> and variant:<arg> probes each of "
-        f"{args.a} and {args.b} generates from a fresh environment (seed {args.seed}) for the "
-        "tools both sets have, each distinct call once, sorted",
-        seed=args.seed,
+        proposals, built_by=built_by + ", each distinct call once, sorted", seed=args.seed
     )
     digest = write_corpus(corpus, Path(args.out))
     print(f"{args.out}: {len(corpus.probes)} probes, sha256 {digest}")
@@ -187,6 +195,13 @@ def add_parsers(csub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     corpus.add_argument("--targets", nargs="+", required=True, help="target names")
     corpus.add_argument("--out", required=True, help="corpus file to write (JSON)")
     corpus.add_argument("--seed", type=int, default=0)
+    corpus.add_argument(
+        "--recorded",
+        nargs="+",
+        default=[],
+        metavar="FILE",
+        help="recorded-call corpus files (corpora/<target>.json) whose calls join the corpus",
+    )
     corpus.set_defaults(func=cmd_corpus)
 
     agree = csub.add_parser("agree", help="agreement of two contract sets on one probe corpus")

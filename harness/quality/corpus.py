@@ -9,8 +9,9 @@ argument pools and precondition search of `harness.checker.probes`, from a fresh
 environment only): `happy` (every precondition true), `violate:<pre>` (that precondition
 false, the others true), `variant:<arg>` (up to two legal values of an effective argument
 other than the happy one's). A recorded call of the recorded-calls corpora is a probe
-whose setup is its reproducing prefix: convert one to this format and pass it with
-`--corpus` (the hook; `kind: recorded`).
+whose task's initial environment and reproducing prefix are its start: a recorded-call
+corpus file (`corpora/<target>.json` of the recorded-calls issue) is read as such probes
+wherever a corpus is (`--corpus`, `--recorded`), kind `recorded`.
 """
 
 from __future__ import annotations
@@ -50,13 +51,16 @@ class Probe(_Strict):
     tool: str
     kind: str = Field(description="happy, violate:<clause>, variant:<arg>, recorded")
     args: dict[str, Any]
+    task: str | None = Field(
+        default=None, description="start from this task's initial environment, not a fresh one"
+    )
     setup: list[SetupCall] = Field(default_factory=list)
     source: str = Field(default="", description="which contract set or corpus produced it")
 
     def key(self) -> str:
         """Identity for de-duplication: the call and its setup, not who proposed it."""
         return canonical_key(
-            [self.target, self.tool, self.args, [[s.tool, s.args] for s in self.setup]]
+            [self.target, self.tool, self.args, self.task, [[s.tool, s.args] for s in self.setup]]
         )
 
 
@@ -86,8 +90,45 @@ def write_corpus(corpus: ProbeCorpus, path: Path) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+class _RecordedCall(BaseModel):
+    """The fields of a recorded call (issue 27's `harness.targets.recorded.RecordedCall`)
+    that make it a probe; the others are ignored here."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    task: str
+    tool: str
+    args: dict[str, Any]
+    prefix: list[SetupCall]
+
+
+class _RecordedCorpus(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    target: str
+    calls: list[_RecordedCall]
+
+
+def from_recorded(data: bytes, source: str) -> ProbeCorpus:
+    """A recorded-call corpus file (`corpora/<target>.json`) as probes: each recorded call
+    from its task's initial environment, its prefix as setup, kind `recorded`."""
+    recorded = _RecordedCorpus.model_validate_json(data)
+    probes = [
+        Probe(
+            target=recorded.target,
+            tool=c.tool,
+            kind="recorded",
+            args=c.args,
+            task=c.task,
+            setup=c.prefix,
+            source=source,
+        )
+        for c in recorded.calls
+    ]
+    return merge([probes], built_by=f"the recorded calls of {source}", seed=0)
+
+
 def read_corpus(path: Path) -> tuple[ProbeCorpus, str]:
-    """The corpus and the sha256 of the file's bytes."""
+    """The corpus (a probe corpus, or a recorded-call corpus read as probes) and the sha256
+    of the file's bytes."""
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -95,6 +136,8 @@ def read_corpus(path: Path) -> tuple[ProbeCorpus, str]:
             Problem(str(path), "file", str(exc), "give an existing corpus file")
         ) from None
     try:
+        if b'"calls"' in data and b'"probes"' not in data:
+            return from_recorded(data, str(path)), hashlib.sha256(data).hexdigest()
         corpus = ProbeCorpus.model_validate_json(data)
     except ValidationError as exc:
         first = exc.errors()[0]
@@ -169,7 +212,20 @@ class ProbeOutcome:
 
 
 def run_probe(adapter: Adapter, probe: Probe) -> ProbeOutcome:
-    env = adapter.fresh()
+    if probe.task is not None:
+        task_environment = getattr(adapter, "task_environment", None)
+        if task_environment is None:
+            raise UserError(
+                Problem(
+                    probe.target,
+                    f"task {probe.task}",
+                    "the adapter has no tasks",
+                    "drop the probe's task, or use an adapter with task_environment",
+                )
+            )
+        env = task_environment(probe.task)
+    else:
+        env = adapter.fresh()
     for call in probe.setup:
         adapter.invoke(env, call.tool, copy.deepcopy(call.args))
     pre = adapter.snapshot(env)
