@@ -273,3 +273,57 @@ def test_a_recorded_call_corpus_is_read_as_probes_from_its_task(
     assert before == fresh + 3  # the prefix ran first
     more = tool_coverage(Target(adapter, toy.contracts), "deposit", extra_probes=[probe])  # type: ignore[arg-type]
     assert more.probes == tool_coverage(toy, "deposit").probes + 1
+
+
+def test_agree_cli_on_a_copied_set_agrees_n_of_n_and_records_the_corpus_hash(
+    toy: Target, tmp_path: Path
+) -> None:
+    import json
+    import shutil
+
+    folder = tmp_path / "copy" / "toy_domain"
+    folder.mkdir(parents=True)
+    shutil.copy(toy.contract_paths["deposit"], folder / "deposit.yaml")
+    corpus = tmp_path / "corpus.json"
+    common = ["--targets", "toy_domain"]
+    assert (
+        main(
+            [
+                "contracts",
+                "corpus",
+                "shipped",
+                str(tmp_path / "copy"),
+                *common,
+                "--out",
+                str(corpus),
+            ]
+        )
+        == 0
+    )
+    (tmp_path / "strata.yaml").write_text("toy_domain/deposit: contaminated\n")
+    out = tmp_path / "out"
+    assert (
+        main(
+            [
+                "contracts",
+                "agree",
+                "shipped",
+                str(tmp_path / "copy"),
+                "--corpus",
+                str(corpus),
+                "--strata",
+                str(tmp_path / "strata.yaml"),
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    report = json.loads((out / "agreement.json").read_text())
+    (tool,) = report["tools"]
+    assert tool["figure"]["agree"] == tool["figure"]["n"] > 0
+    assert list(report["strata"]) == ["contaminated"]
+    assert report["disagreements"] == []
+    assert "toy_domain/transfer" in report["only_in_a"]  # listed, not dropped
+    _, digest = read_corpus(corpus)
+    assert report["corpus_sha256"] == digest
