@@ -96,9 +96,10 @@ def outcomes(target: Target, contract: Contract) -> list:
 def test_identical_sets_agree_n_of_n(toy: Target) -> None:
     contract = toy.contracts["transfer"]
     runs = outcomes(toy, contract)
-    record, found = compare_tool(contract, contract, runs, toy.adapter.volatile_paths(), "blind")
+    record, found, _ = compare_tool(contract, contract, runs, toy.adapter.volatile_paths(), "blind")
     assert record.figure.n > 20
     assert record.figure.agree == record.figure.n
+    assert record.tool_verdicts.agree == record.tool_verdicts.n > 0
     assert found == []
     assert not record.pairing.only_a and not record.pairing.only_b
 
@@ -113,14 +114,16 @@ def test_untestable_against_conforms_is_a_disagreement(toy: Target) -> None:
     ]
     b = a.model_copy(update={"effects": broken})
     runs = outcomes(toy, a)
-    same, _ = compare_tool(a, a, runs, toy.adapter.volatile_paths(), "blind")
-    record, found = compare_tool(a, b, runs, toy.adapter.volatile_paths(), "blind")
+    same, _, _ = compare_tool(a, a, runs, toy.adapter.volatile_paths(), "blind")
+    record, found, whole = compare_tool(a, b, runs, toy.adapter.volatile_paths(), "blind")
     assert found, "the broken effect must disagree somewhere"
     assert {(d.a, d.verdict_a.verdict, d.verdict_b.verdict) for d in found} == {
         ("eff.balance_increased", "CONFORMS", "UNTESTABLE")
     }
     assert record.figure.n == same.figure.n
     assert record.figure.agree == same.figure.agree - len(found)
+    # the whole contract's verdict still conforms under B (its other effects conform)
+    assert whole == [] and record.tool_verdicts == same.tool_verdicts
 
 
 def test_clauses_pair_by_id_then_by_quote_and_unpaired_are_listed(toy: Target) -> None:

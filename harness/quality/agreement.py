@@ -365,6 +365,20 @@ class Figure(_Record):
         return cls(agree=agree, n=n, low=low, high=high)
 
 
+class ToolVerdictDisagreement(_Record):
+    """The whole contract's verdict on one probe differs: every graded clause counts,
+    paired or not."""
+
+    target: str
+    tool: str
+    stratum: str
+    probe: ProbeWitness
+    verdict_a: str
+    verdict_b: str
+    violated_a: list[str]
+    violated_b: list[str]
+
+
 class ToolAgreement(_Record):
     target: str
     tool: str
@@ -373,6 +387,11 @@ class ToolAgreement(_Record):
     pairing: Pairing
     neither_applies: int = Field(description="(clause pair, probe) where both sides said n/a")
     figure: Figure
+    tool_verdicts: Figure = Field(
+        description="the whole contract's verdict per probe (all graded clauses, paired or "
+        "not): VIOLATES if one violates, else CONFORMS if one conforms, else UNTESTABLE if "
+        "one is, else n/a; probes where both are n/a left out"
+    )
 
 
 class AgreementReport(_Record):
@@ -386,7 +405,22 @@ class AgreementReport(_Record):
     only_in_a: list[str]
     only_in_b: list[str]
     strata: dict[str, Figure]
+    strata_tool_verdicts: dict[str, Figure]
     disagreements: list[Disagreement]
+    tool_verdict_disagreements: list[ToolVerdictDisagreement]
+
+
+def graded_ids(contract: Contract) -> list[str]:
+    return [c.id for c in clauses_of(contract) if c.kind in GRADED_KINDS]
+
+
+def roll_up(verdicts: dict[str, Graded]) -> str:
+    """One probe's verdict for the whole contract (see ToolAgreement.tool_verdicts)."""
+    values = {g.verdict for g in verdicts.values()}
+    for verdict in ("VIOLATES", "CONFORMS", "UNTESTABLE"):
+        if verdict in values:
+            return verdict
+    return NA
 
 
 def compare_tool(
@@ -395,16 +429,38 @@ def compare_tool(
     outcomes: Sequence[tuple[int, ProbeOutcome]],
     adapter_volatile: Sequence[str],
     stratum: str,
-) -> tuple[ToolAgreement, list[Disagreement]]:
+) -> tuple[ToolAgreement, list[Disagreement], list[ToolVerdictDisagreement]]:
     pairing = pair_clauses(a, b)
     side_a, side_b = Side(a, adapter_volatile), Side(b, adapter_volatile)
     agree = n = neither = 0
+    whole_agree = whole_n = 0
     found = []
+    whole_found = []
     for index, run in outcomes:
+        all_a = {cid: side_a.grade(cid, run) for cid in graded_ids(a)}
+        all_b = {cid: side_b.grade(cid, run) for cid in graded_ids(b)}
+        ta, tb = roll_up(all_a), roll_up(all_b)
+        if not (ta == NA and tb == NA):
+            whole_n += 1
+            if ta == tb and ta != "UNTESTABLE":
+                whole_agree += 1
+            else:
+                whole_found.append(
+                    ToolVerdictDisagreement(
+                        target=a.target,
+                        tool=a.tool,
+                        stratum=stratum,
+                        probe=_witness(index, run),
+                        verdict_a=ta,
+                        verdict_b=tb,
+                        violated_a=[c for c, g in all_a.items() if g.verdict == "VIOLATES"],
+                        violated_b=[c for c, g in all_b.items() if g.verdict == "VIOLATES"],
+                    )
+                )
         for pair in pairing.pairs:
             if not pair.graded:
                 continue
-            va, vb = side_a.grade(pair.a, run), side_b.grade(pair.b, run)
+            va, vb = all_a[pair.a], all_b[pair.b]
             if va.verdict == NA and vb.verdict == NA:
                 neither += 1
                 continue
@@ -433,8 +489,9 @@ def compare_tool(
         pairing=pairing,
         neither_applies=neither,
         figure=Figure.of(agree, n),
+        tool_verdicts=Figure.of(whole_agree, whole_n),
     )
-    return record, found
+    return record, found, whole_found
 
 
 def _witness(index: int, run: ProbeOutcome) -> ProbeWitness:
@@ -450,11 +507,11 @@ def _witness(index: int, run: ProbeOutcome) -> ProbeWitness:
     )
 
 
-def strata_figures(tools: Sequence[ToolAgreement]) -> dict[str, Figure]:
+def strata_figures(tools: Sequence[ToolAgreement], measure: str = "figure") -> dict[str, Figure]:
     """k of n per stratum, summed over that stratum's tools only (strata never pool)."""
     out: dict[str, Figure] = {}
     for stratum in sorted({t.stratum for t in tools}):
-        mine = [t.figure for t in tools if t.stratum == stratum]
+        mine = [getattr(t, measure) for t in tools if t.stratum == stratum]
         out[stratum] = Figure.of(sum(f.agree for f in mine), sum(f.n for f in mine))
     return out
 

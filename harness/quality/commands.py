@@ -125,7 +125,7 @@ def cmd_agree(args: argparse.Namespace) -> int:
             )
         )
     by_name = {t.name: t for t in targets}
-    tools, disagreements = [], []
+    tools, disagreements, whole = [], [], []
     for target, tool in compared:
         adapter = by_name[target].adapter
         outcomes = [
@@ -133,7 +133,7 @@ def cmd_agree(args: argparse.Namespace) -> int:
             for i, p in enumerate(corpus.probes)
             if p.target == target and p.tool == tool
         ]
-        record, found = compare_tool(
+        record, found, whole_found = compare_tool(
             a[(target, tool)],
             b[(target, tool)],
             outcomes,
@@ -142,6 +142,7 @@ def cmd_agree(args: argparse.Namespace) -> int:
         )
         tools.append(record)
         disagreements += found
+        whole += whole_found
     report = AgreementReport(
         set_a=args.a,
         set_b=args.b,
@@ -152,12 +153,18 @@ def cmd_agree(args: argparse.Namespace) -> int:
         only_in_a=sorted(f"{t}/{x}" for t, x in set(a) - set(b) if t in names),
         only_in_b=sorted(f"{t}/{x}" for t, x in set(b) - set(a) if t in names),
         strata=strata_figures(tools),
+        strata_tool_verdicts=strata_figures(tools, "tool_verdicts"),
         disagreements=disagreements,
+        tool_verdict_disagreements=whole,
     )
     for path in write_agreement(report, Path(args.out)):
         print(path)
     for stratum, f in report.strata.items():
-        print(f"{stratum}: {f.agree} of {f.n} agree (Wilson {f.low:.3f}–{f.high:.3f})")
+        w = report.strata_tool_verdicts[stratum]
+        print(
+            f"{stratum}: clause pairs {f.agree} of {f.n} agree (Wilson {f.low:.3f}–{f.high:.3f});"
+            f" whole-contract verdicts {w.agree} of {w.n} (Wilson {w.low:.3f}–{w.high:.3f})"
+        )
     return 0
 
 

@@ -180,19 +180,27 @@ def agreement_md(report: AgreementReport) -> str:
         "UNTESTABLE against anything, and n/a against a verdict, are disagreements. Strata "
         "are never pooled.",
         "",
-        "| stratum | agreement |",
-        "| --- | --- |",
-        *(f"| {s} | {_figure(f)} |" for s, f in report.strata.items()),
+        "A second measure needs no pairing: the whole contract's verdict per probe (every "
+        "graded clause, paired or not: VIOLATES if one violates, else CONFORMS if one "
+        "conforms, else UNTESTABLE if one is), probes where both are n/a left out.",
         "",
-        "| target | tool | stratum | probes | agreement | pairs (by id / by quote) | only in A | "
-        "only in B | neither applies |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| stratum | clause pairs agree | whole-contract verdicts agree |",
+        "| --- | --- | --- |",
+        *(
+            f"| {s} | {_figure(f)} | {_figure(report.strata_tool_verdicts[s])} |"
+            for s, f in report.strata.items()
+        ),
+        "",
+        "| target | tool | stratum | probes | clause pairs agree | whole-contract verdicts agree "
+        "| pairs (by id / by quote) | only in A | only in B | neither applies |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for t in report.tools:
         by_id = sum(p.by == "id" for p in t.pairing.pairs)
         by_quote = sum(p.by == "quote" for p in t.pairing.pairs)
         lines.append(
             f"| {t.target} | {t.tool} | {t.stratum} | {t.probes} | {_figure(t.figure)} | "
+            f"{_figure(t.tool_verdicts)} | "
             f"{by_id} / {by_quote} | {', '.join(t.pairing.only_a) or '–'} | "
             f"{', '.join(t.pairing.only_b) or '–'} | {t.neither_applies} |"
         )
@@ -213,6 +221,18 @@ def agreement_md(report: AgreementReport) -> str:
             f"  - A: {d.verdict_a.verdict}: {d.verdict_a.detail}",
             f"  - B: {d.verdict_b.verdict}: {d.verdict_b.detail}",
         ]
+    lines += [
+        "",
+        f"## Whole-contract verdicts that differ ({len(report.tool_verdict_disagreements)})",
+        "",
+    ]
+    for w in report.tool_verdict_disagreements:
+        p = w.probe
+        lines.append(
+            f"- **{w.target}/{w.tool}** probe #{p.index} {p.kind}: A {w.verdict_a} "
+            f"({', '.join(w.violated_a) or 'nothing violated'}), B {w.verdict_b} "
+            f"({', '.join(w.violated_b) or 'nothing violated'})"
+        )
     return "\n".join(lines) + "\n"
 
 
