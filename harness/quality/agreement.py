@@ -81,9 +81,21 @@ def load_set(where: str, targets: Sequence[Any] = ()) -> ContractSet:
             )
         )
     out: ContractSet = {}
+    seen: dict[tuple[str, str], Path] = {}
     for path in contract_files([folder]):
         contract = load_contract(path).without_drafts()
-        out[(contract.target, contract.tool)] = contract
+        key = (contract.target, contract.tool)
+        if key in seen:
+            raise UserError(
+                Problem(
+                    str(path),
+                    "tool",
+                    f"second contract for {key[0]}/{key[1]} (first: {seen[key]})",
+                    "keep one contract per tool in a set",
+                )
+            )
+        seen[key] = path
+        out[key] = contract
     return out
 
 
