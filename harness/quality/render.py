@@ -139,8 +139,12 @@ def coverage_md(report: CoverageReport) -> str:
         "",
         "Surface coverage: sentences of the agent-visible surfaces some clause quotes. State "
         "coverage: state paths written on generated probes (docs/contract-quality.md) whose "
-        "write, reverted alone, breaks some effect. `no_clause` misses: measured on "
-        + ", ".join(f"`{r}`" for r in report.runs)
+        "write, reverted alone, breaks some effect. `no_clause` misses: "
+        + (
+            "measured on " + ", ".join(f"`{r}`" for r in report.runs)
+            if report.runs
+            else "none measured (no run given)"
+        )
         + " (– where no run scored the tool).",
         "",
         f"Seed {report.seed}; corpus: {report.corpus or 'none (generated probes only)'}.",
