@@ -45,7 +45,7 @@ def cmd_coverage(args: argparse.Namespace) -> int:
                     str(run),
                     "ledger.jsonl",
                     "no ledger in this folder",
-                    "give a run folder (results/reference/<plan>/<freeze>) or --runs none",
+                    "give a run folder (results/reference/<plan>/<freeze>), or `--runs` with none",
                 )
             )
     misses = no_clause_misses(runs)
