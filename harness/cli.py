@@ -751,7 +751,7 @@ def build_parser() -> argparse.ArgumentParser:
     schema = csub.add_parser("schema", help="print the contract JSON Schema (for editors)")
     schema.add_argument("--output", default="-", help="file to write (default stdout)")
     schema.set_defaults(func=cmd_schema)
-    from harness.quality.commands import add_parsers as add_quality_parsers
+    from harness.analysis.quality.commands import add_parsers as add_quality_parsers
 
     add_quality_parsers(csub)  # coverage, corpus, agree (docs/contract-quality.md)
     return parser

@@ -6,12 +6,18 @@ from pathlib import Path
 
 import pytest
 
+from harness.analysis.quality.agreement import compare_tool, pair_clauses
+from harness.analysis.quality.corpus import (
+    generate_probes,
+    merge,
+    read_corpus,
+    run_probe,
+    write_corpus,
+)
+from harness.analysis.quality.coverage import tool_coverage
+from harness.analysis.quality.surface import docstring_sentences
 from harness.cli import main
 from harness.contracts.model import Contract
-from harness.quality.agreement import compare_tool, pair_clauses
-from harness.quality.corpus import generate_probes, merge, read_corpus, run_probe, write_corpus
-from harness.quality.coverage import tool_coverage
-from harness.quality.surface import docstring_sentences
 from harness.targets.registry import Target, load_target
 
 
@@ -184,7 +190,7 @@ def test_report_html_section_shows_the_forecast_beside_the_run_misses(toy: Targe
     import pandas as pd
 
     from harness.analysis.coverage_section import coverage_section
-    from harness.quality.coverage import CoverageReport, TargetCoverage
+    from harness.analysis.quality.coverage import CoverageReport, TargetCoverage
 
     skipped = drop(toy.contracts["deposit"], "effects", "eff.balance_increased")
     skipped = drop(skipped, "effects", "eff.result")
@@ -207,7 +213,7 @@ def test_report_html_section_shows_the_forecast_beside_the_run_misses(toy: Targe
 
 
 def test_a_function_description_is_split_from_its_tool_marker_with_parameters() -> None:
-    from harness.quality.surface import function_doc_sentences
+    from harness.analysis.quality.surface import function_doc_sentences
 
     doc = {
         "name": "cat",
@@ -330,3 +336,14 @@ def test_agree_cli_on_a_copied_set_agrees_n_of_n_and_records_the_corpus_hash(
     assert "toy_domain/transfer" in report["only_in_a"]  # listed, not dropped
     _, digest = read_corpus(corpus)
     assert report["corpus_sha256"] == digest
+
+
+def test_contract_quality_code_is_no_input_of_a_freeze() -> None:
+    """It measures contracts for a person and never runs while a pair is scored: a module of
+    it in the freeze's `harness` group made every committed freeze fail to verify."""
+    from harness.execution.scope import harness_files
+
+    keys = harness_files([])
+    assert keys, "the harness group is not empty"
+    assert not [k for k in keys if "/quality/" in k]
+    assert "harness/targets/equality.py" in keys  # the group is the real one

@@ -11,8 +11,8 @@ from pathlib import Path
 import pandas as pd
 from pydantic import ValidationError
 
+from harness.analysis.quality.coverage import CoverageReport
 from harness.errors import Problem, UserError
-from harness.quality.coverage import CoverageReport
 
 
 def load_coverage(paths: Sequence[Path]) -> list[CoverageReport]:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness.errors import Problem, UserError
-from harness.quality.agreement import (
+from harness.analysis.quality.agreement import (
     AgreementReport,
     compare_tool,
     compared_tools,
@@ -14,14 +13,21 @@ from harness.quality.agreement import (
     load_strata,
     strata_figures,
 )
-from harness.quality.corpus import generate_probes, merge, read_corpus, run_probe, write_corpus
-from harness.quality.coverage import (
+from harness.analysis.quality.corpus import (
+    generate_probes,
+    merge,
+    read_corpus,
+    run_probe,
+    write_corpus,
+)
+from harness.analysis.quality.coverage import (
     PUBLISHED_RUNS,
     CoverageReport,
     no_clause_misses,
     target_coverage,
 )
-from harness.quality.render import write_agreement, write_coverage
+from harness.analysis.quality.render import write_agreement, write_coverage
+from harness.errors import Problem, UserError
 from harness.targets.registry import Target, load_target
 
 MIN_EXIT = 1  # a share below --min: the CI gate failed (bad input stays exit 2)

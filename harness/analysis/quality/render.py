@@ -8,8 +8,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from harness.quality.agreement import AgreementReport
-from harness.quality.coverage import CoverageReport, TargetCoverage, ToolCoverage
+from harness.analysis.quality.agreement import AgreementReport
+from harness.analysis.quality.coverage import CoverageReport, TargetCoverage, ToolCoverage
 
 CSV_COLUMNS = [
     "target",

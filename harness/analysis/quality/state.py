@@ -22,9 +22,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.analysis.quality.corpus import ProbeOutcome
 from harness.checker.probes import CompiledContract
 from harness.contracts.predicate import PredicateRuntimeError
-from harness.quality.corpus import ProbeOutcome
 from harness.targets.equality import (
     JSON,
     MISSING,

@@ -38,15 +38,15 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness.analysis.quality.corpus import ProbeCorpus, ProbeOutcome
+from harness.analysis.quality.state import signalled
+from harness.analysis.quality.surface import normalise
 from harness.analysis.statistics import wilson_interval
 from harness.checker.probes import CompiledClause, CompiledContract, compile_contract
 from harness.contracts.loader import contract_files, load_contract
 from harness.contracts.model import Contract
 from harness.contracts.predicate import PredicateRuntimeError
 from harness.errors import Problem, UserError
-from harness.quality.corpus import ProbeCorpus, ProbeOutcome
-from harness.quality.state import signalled
-from harness.quality.surface import normalise
 from harness.targets.equality import JSON, bind_pattern, diff, mask_state, parse_pattern
 
 AGREEMENT_SCHEMA_VERSION = 1

@@ -11,11 +11,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness.analysis.quality.corpus import Probe, generate_probes, run_probe
+from harness.analysis.quality.state import signalled, written_paths
+from harness.analysis.quality.surface import clause_quotes, covered, surface_sentences
 from harness.checker.probes import compile_contract
 from harness.contracts.model import CLAUSE_PREFIXES, Contract
-from harness.quality.corpus import Probe, generate_probes, run_probe
-from harness.quality.state import signalled, written_paths
-from harness.quality.surface import clause_quotes, covered, surface_sentences
 from harness.targets.registry import Target
 
 COVERAGE_SCHEMA_VERSION = 1
