@@ -5,22 +5,28 @@ A probe is (target, tool, args) with the setup calls that prepare its pre-state 
 fresh environment, and the kind that produced it. Run, it gives (pre, post, args, result).
 
 Generated probes come from a contract the way the checker's own probes do (the same
-argument pools and precondition search of `harness.checker.probes`, from a fresh
-environment only): `happy` (every precondition true), `violate:<pre>` (that precondition
-false, the others true), `variant:<arg>` (up to two legal values of an effective argument
-other than the happy one's). A recorded call of the recorded-calls corpora is a probe
-whose task's initial environment and reproducing prefix are its start: a recorded-call
-corpus file (`corpora/<target>.json` of the recorded-calls issue) is read as such probes
-wherever a corpus is (`--corpus`, `--recorded`), kind `recorded`.
+argument pools and precondition search of `harness.checker.probes`): `happy` (every
+precondition true), `violate:<pre>` (that precondition false, the others true),
+`variant:<arg>` (up to two legal values of an effective argument other than the happy
+one's). From a fresh environment; given the target's other contracts (`partners`, as
+coverage does), a probe no fresh assignment gives is looked for after one legal call of
+another tool, as the checker's setup starts do (`harness contracts corpus` does not, so
+the committed agreement corpus is rebuilt byte for byte).
+
+A recorded call of the recorded-calls corpora is a probe whose task's initial environment
+and reproducing prefix are its start: a recorded-call corpus file (`corpora/<target>.json`
+of the recorded-calls issue) is read as such probes wherever a corpus is (`--corpus`,
+`--recorded`), kind `recorded`.
 """
 
 from __future__ import annotations
 
 import copy
 import hashlib
+import itertools
 import json
 import typing
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -29,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.checker.probes import AssignmentSearch, argument_pools, compile_contract
 from harness.contracts.model import Contract
+from harness.contracts.predicate import PredicateRuntimeError
 from harness.errors import Problem, UserError
 from harness.targets.adapter import Adapter, InvokeOutcome
 from harness.targets.equality import JSON, canonical_equal, canonical_key, mask_state, parse_pattern
@@ -165,39 +172,116 @@ def _hints(adapter: Adapter, tool: str) -> dict[str, Any]:
         return {}
 
 
-def generate_probes(adapter: Adapter, contract: Contract, seed: int, source: str) -> list[Probe]:
-    """happy, violate:<pre> and variant:<arg> probes from a fresh environment (module doc)."""
-    compiled = compile_contract(contract, tuple(adapter.volatile_paths()))
-    masks = [parse_pattern(p) for p in compiled.volatile]
-    state = mask_state(adapter.snapshot(adapter.fresh()), masks)
-    pools = argument_pools(
-        compiled, state, seed, contract.tool, hints=_hints(adapter, contract.tool)
-    )
-    search = AssignmentSearch(compiled, pools, state)
+@dataclass(frozen=True)
+class _Start:
+    setup: tuple[SetupCall, ...]
+    pools: dict[str, list[JSON]]
+    search: AssignmentSearch
 
-    def probe(kind: str, args: dict[str, JSON]) -> Probe:
-        return Probe(target=adapter.name, tool=contract.tool, kind=kind, args=args, source=source)
+
+def _starts(
+    adapter: Adapter,
+    contract: Contract,
+    seed: int,
+    partners: Mapping[str, Contract],
+) -> Iterator[_Start]:
+    """The fresh environment, then (as the checker's setup starts) the state after one legal
+    call of each partner tool, in name order, that said it succeeded and changed the state."""
+    volatile = tuple(adapter.volatile_paths())
+    compiled = compile_contract(contract, volatile)
+    masks = [parse_pattern(p) for p in compiled.volatile]
+    initial = mask_state(adapter.snapshot(adapter.fresh()), masks)
+
+    def start(state: JSON, setup: tuple[SetupCall, ...]) -> _Start:
+        pools = argument_pools(
+            compiled, state, seed, contract.tool, hints=_hints(adapter, contract.tool)
+        )
+        return _Start(setup, pools, AssignmentSearch(compiled, pools, state))
+
+    yield start(initial, ())
+    for name, partner in sorted(partners.items()):
+        other = compile_contract(partner, volatile)
+        state = mask_state(
+            adapter.snapshot(adapter.fresh()), [parse_pattern(p) for p in other.volatile]
+        )
+        pools = argument_pools(other, state, seed, name, hints=_hints(adapter, name))
+        args = AssignmentSearch(other, pools, state).find()
+        if args is None:
+            continue
+        env = adapter.fresh()
+        outcome = adapter.invoke(env, name, copy.deepcopy(args))
+        post = mask_state(adapter.snapshot(env), masks)
+        said = outcome.success and (
+            other.success is None or _holds(other.success, {"result": outcome.result, "args": args})
+        )
+        if said and not canonical_equal(post, initial):
+            yield start(post, (SetupCall(tool=name, args=args),))
+
+
+def _holds(predicate: Any, bindings: Mapping[str, JSON]) -> bool:
+    try:
+        return bool(predicate.holds(bindings))
+    except PredicateRuntimeError:
+        return False
+
+
+def generate_probes(
+    adapter: Adapter,
+    contract: Contract,
+    seed: int,
+    source: str,
+    partners: Mapping[str, Contract] | None = None,
+) -> list[Probe]:
+    """happy, violate:<pre> and variant:<arg> probes (module doc). Without `partners`, from
+    a fresh environment only; with them, a probe no fresh assignment gives is looked for
+    after one legal call of a partner, as the checker does."""
+    starts = _starts(adapter, contract, seed, partners or {})
+    opened: list[_Start] = []
+
+    def find(**kw: Any) -> tuple[_Start, dict[str, JSON]] | None:
+        for i in itertools.count():
+            if i == len(opened):
+                nxt = next(starts, None)
+                if nxt is None:
+                    return None
+                opened.append(nxt)
+            found = opened[i].search.find(**kw)
+            if found is not None:
+                return opened[i], found
+        return None
+
+    def probe(kind: str, args: dict[str, JSON], at: _Start) -> Probe:
+        return Probe(
+            target=adapter.name,
+            tool=contract.tool,
+            kind=kind,
+            args=args,
+            setup=list(at.setup),
+            source=source,
+        )
 
     out: list[Probe] = []
-    happy = search.find()
-    if happy is not None:
-        out.append(probe("happy", happy))
-    for clause in compiled.preconditions:
-        violating = search.find(falsify=clause.id, prefer=happy)
+    found = find()
+    happy = found[1] if found else None
+    if found is not None:
+        out.append(probe("happy", found[1], found[0]))
+    for clause in contract.preconditions:
+        violating = find(falsify=clause.id, prefer=happy)
         if violating is not None:
-            out.append(probe(f"violate:{clause.id}", violating))
-    if happy is not None:
+            out.append(probe(f"violate:{clause.id}", violating[1], violating[0]))
+    if found is not None:
+        at, happy_args = found
         for arg in contract.arguments:
             name = arg.argument
             variants = 0
-            for value in pools.get(name, []):
+            for value in at.pools.get(name, []):
                 if variants >= VARIANTS_PER_ARGUMENT:
                     break
-                args = {**happy, name: value}
-                if canonical_equal(value, happy[name]) or not search.is_legal(args):
+                args = {**happy_args, name: value}
+                if canonical_equal(value, happy_args[name]) or not at.search.is_legal(args):
                     continue
                 variants += 1
-                out.append(probe(f"variant:{name}", args))
+                out.append(probe(f"variant:{name}", args, at))
     return out
 
 

@@ -113,7 +113,8 @@ def tool_coverage(
     sentences = surface_sentences(adapter, contract)
     quotes = clause_quotes(contract)
     uncovered = [s for s in sentences if not covered(s.text, quotes)]
-    probes = [*generate_probes(adapter, contract, seed, "generated"), *extra_probes]
+    partners = dict(target.contracts)
+    probes = [*generate_probes(adapter, contract, seed, "generated", partners), *extra_probes]
     outcomes = [run_probe(adapter, p) for p in probes]
     compiled = compile_contract(contract, tuple(adapter.volatile_paths()))
     written = written_paths(compiled, outcomes)

@@ -94,7 +94,16 @@ def _target_md(target: TargetCoverage) -> list[str]:
             f"{_misses(t, 'closed_world')} | {_misses(t, 'open_world')} | {kinds} | {tiers} | "
             f"{'yes' if t.biconditional else 'no'} |"
         )
-    lines += ["", "Uncovered sentences:", ""]
+    unobserved = [t.tool for t in target.tools if not t.probes_signalled]
+    lines += [
+        "",
+        "No probe succeeded, so no write was observed (state coverage unmeasured): "
+        + (", ".join(unobserved) or "–")
+        + ".",
+        "",
+        "Uncovered sentences:",
+        "",
+    ]
     for t in target.tools:
         for s in t.uncovered:
             lines.append(f"- {t.tool} ({s.surface}): {s.text}")
