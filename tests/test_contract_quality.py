@@ -347,3 +347,14 @@ def test_contract_quality_code_is_no_input_of_a_freeze() -> None:
     assert keys, "the harness group is not empty"
     assert not [k for k in keys if "/quality/" in k]
     assert "harness/targets/equality.py" in keys  # the group is the real one
+
+
+def test_a_tool_with_no_fresh_legal_call_is_probed_after_another_tools_call(toy: Target) -> None:
+    contract = toy.contracts["unlock_inventory"]
+    fresh_only = generate_probes(toy.adapter, contract, 0, "t")
+    assert not [p for p in fresh_only if p.kind == "happy"]  # the inventory starts unlocked
+    probes = generate_probes(toy.adapter, contract, 0, "t", toy.contracts)
+    (happy,) = [p for p in probes if p.kind == "happy"]
+    assert [s.tool for s in happy.setup] == ["lock_inventory"]
+    record = tool_coverage(toy, "unlock_inventory")
+    assert record.probes_signalled >= 1 and record.written_paths
