@@ -370,3 +370,33 @@ def test_a_grade_puts_back_the_state_other_classes_of_its_task_left() -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "([], [])"
+
+
+# --- the confirmed sites -----------------------------------------------------------------------
+
+
+def test_every_confirmed_bfcl_site_matches_the_baseline_and_the_installed_source() -> None:
+    import inspect
+    from pathlib import Path
+
+    from harness.analysis.scanner_score import load_sites
+
+    root = Path(__file__).resolve().parent.parent
+    ledger = load_sites(root / "sites" / "bfcl.yaml")
+    rows = [
+        json.loads(line)
+        for line in (root / "results/bfcl-baseline/tools.jsonl").read_text().splitlines()
+    ]
+    violated = {
+        (row["target"], row["tool"]): {v["clause_id"] for v in row["violations"]} for row in rows
+    }
+    for site in ledger.sites:
+        assert set(site.clauses) <= violated[(site.target, site.tool)], site.id
+        adapter = load_target(site.target).adapter
+        path = adapter.source_root() / site.file
+        cls, _, method = site.function.partition(".")
+        function = vars(adapter.cls)[method]
+        assert adapter.cls.__name__ == cls, site.id
+        lines, start = inspect.getsourcelines(function)
+        assert Path(inspect.getsourcefile(function) or "").resolve() == path.resolve()
+        assert start <= site.line <= (site.end_line or site.line) < start + len(lines), site.id
