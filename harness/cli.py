@@ -451,7 +451,12 @@ def cmd_trace(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from harness.analysis import report
 
-    result = report(Path(args.run_dir), Path(args.out) if args.out else None, strict=args.strict)
+    result = report(
+        Path(args.run_dir),
+        Path(args.out) if args.out else None,
+        strict=args.strict,
+        coverage=[Path(p) for p in args.coverage],
+    )
     for note in result.notes:
         console.print(f"note: {note}")
     console.print(
@@ -727,6 +732,13 @@ def build_parser() -> argparse.ArgumentParser:
     report_cmd.add_argument("run_dir")
     report_cmd.add_argument("--out", help="folder for tables/, plot, macros (default: RUN_DIR)")
     report_cmd.add_argument("--strict", action="store_true", help=REPORT_STRICT_HELP)
+    report_cmd.add_argument(
+        "--coverage",
+        nargs="+",
+        default=[],
+        metavar="FILE",
+        help="contract-coverage JSON (`harness contracts coverage`): a section of report.html",
+    )
     report_cmd.set_defaults(func=cmd_report)
 
     compare_cmd = sub.add_parser(
@@ -778,7 +790,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     new_contract.set_defaults(func=cmd_new_contract)
 
-    contracts = sub.add_parser("contracts", help="validate contracts, export their JSON Schema")
+    contracts = sub.add_parser(
+        "contracts", help="validate contracts, export their JSON Schema, measure their quality"
+    )
     csub = contracts.add_subparsers(dest="contracts_command", required=True)
     validate = csub.add_parser("validate", help="check contracts against the installed target")
     validate.add_argument("paths", nargs="+", help="target names, contract files or folders")
@@ -786,7 +800,74 @@ def build_parser() -> argparse.ArgumentParser:
     schema = csub.add_parser("schema", help="print the contract JSON Schema (for editors)")
     schema.add_argument("--output", default="-", help="file to write (default stdout)")
     schema.set_defaults(func=cmd_schema)
+    _add_quality_parsers(csub)
     return parser
+
+
+def _quality(name: str):  # -> the command `name` of harness.analysis.quality.commands
+    def run(args: argparse.Namespace) -> int:
+        from harness.analysis.quality import commands
+
+        return int(getattr(commands, name)(args))
+
+    return run
+
+
+def _add_quality_parsers(csub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """`contracts coverage | corpus | agree` (docs/contract-quality.md); the commands load
+    on call: importing harness.analysis costs every other command 0.6 s."""
+    coverage = csub.add_parser(
+        "coverage", help="surface and state coverage of the contracts, per tool and target"
+    )
+    coverage.add_argument("targets", nargs="+", help="target names")
+    coverage.add_argument("--out", default="results/contract-coverage", help="folder to write")
+    coverage.add_argument("--name", help="file stem (default: the targets joined by -)")
+    coverage.add_argument(
+        "--corpus",
+        help="a probe corpus file, or a recorded-call corpus file (corpora/<target>.json), "
+        "whose calls are run too",
+    )
+    coverage.add_argument(
+        "--runs",
+        nargs="*",
+        default=None,
+        help="run folders whose no_clause misses are shown (default: the "
+        "latest published exhaustive runs; none: give --runs alone)",
+    )
+    coverage.add_argument("--seed", type=int, default=0)
+    coverage.add_argument(
+        "--min",
+        type=float,
+        default=None,
+        help="exit 1 when a target's surface or state share is below this",
+    )
+    coverage.set_defaults(func=_quality("cmd_coverage"))
+
+    corpus = csub.add_parser("corpus", help="build the probe corpus file two contract sets share")
+    corpus.add_argument("a", help="contract set A: a folder of contracts, or `shipped`")
+    corpus.add_argument("b", help="contract set B")
+    corpus.add_argument("--targets", nargs="+", required=True, help="target names")
+    corpus.add_argument("--out", required=True, help="corpus file to write (JSON)")
+    corpus.add_argument("--seed", type=int, default=0)
+    corpus.add_argument(
+        "--recorded",
+        nargs="+",
+        default=[],
+        metavar="FILE",
+        help="recorded-call corpus files (corpora/<target>.json) whose calls join the corpus",
+    )
+    corpus.set_defaults(func=_quality("cmd_corpus"))
+
+    agree = csub.add_parser("agree", help="agreement of two contract sets on one probe corpus")
+    agree.add_argument("a", help="contract set A: a folder of contracts, or `shipped`")
+    agree.add_argument("b", help="contract set B")
+    agree.add_argument("--corpus", required=True, help="the corpus file (`contracts corpus`)")
+    agree.add_argument(
+        "--strata", required=True, help="YAML: `target/tool: blind` or `target/tool: contaminated`"
+    )
+    agree.add_argument("--targets", nargs="*", help="only these targets (default: the corpus's)")
+    agree.add_argument("--out", default="results/agreement", help="folder to write")
+    agree.set_defaults(func=_quality("cmd_agree"))
 
 
 HASH_SEED = "0"

@@ -11,6 +11,9 @@ paper cites. Offline and deterministic; nothing here runs a checker or a mutant.
   mutation_report  Stryker's mutation-testing-elements JSON
   runs             reading run folders (run.json, ledger.jsonl, drawn corpus)
   report, compare  the `harness report` and `harness compare` entry points
+  quality          contract coverage and authoring agreement (`harness contracts coverage |
+                   corpus | agree`): the one part that calls tools (probes), for a person,
+                   never while a pair is scored
 """
 
 from harness.analysis.compare import ComparisonResult, compare, comparison_table

@@ -174,7 +174,9 @@ def render_html(
     corpus: Corpus | None,
     forest_png: bytes | None,
     predictions: Sequence[PredictionRow] | None = (),
+    sections: Sequence[str] = (),
 ) -> str:
+    """The page; `sections`: HTML sections placed after the forest plot (contract coverage)."""
     diffs = {p.pair_id: p.mutant.diff for p in corpus.pairs} if corpus else {}
     post_hoc = " — POST HOC" if run.post_hoc or frame["post_hoc"].any() else ""
     title = f"{run.plan} / {run.run} (freeze {run.freeze_id}){post_hoc}"
@@ -210,6 +212,7 @@ def render_html(
         + f' · <a href="#pairs">every pair, survivors first ({survivors} survivors)</a></p>',
     ]
     parts += [_table_html(t) for t in tables]
+    parts += sections  # e.g. contract coverage, after the tables
     parts.append('<h2 id="pairs">Every pair, survivors first</h2><p id="filters">')
     for name in FILTERS:
         values = sorted({str(v) for v in frame[name].dropna()})

@@ -159,10 +159,15 @@ def _installed_source(target: str, file: str) -> str:
         return ""
 
 
-def report(run_dir: Path, out_dir: Path | None = None, strict: bool = False) -> ReportResult:
+def report(
+    run_dir: Path,
+    out_dir: Path | None = None,
+    strict: bool = False,
+    coverage: Sequence[Path] = (),
+) -> ReportResult:
     """Write every output of the run; a torn last line or an unfinished run is noted (and
     marked in every title and caption), or, with `strict`, refused before anything is
-    written."""
+    written. `coverage`: contract-coverage JSON files shown in a section of report.html."""
     run = load_run_meta(run_dir)
     read = ledger_read(run_dir)
     rows = read.rows
@@ -265,9 +270,14 @@ def report(run_dir: Path, out_dir: Path | None = None, strict: bool = False) -> 
         predictions = (
             None if run.comparison_run else score_frame_predictions(frame, run.predictions)
         )
+        sections = []
+        if coverage:
+            from harness.analysis.coverage_section import coverage_section, load_coverage
+
+            sections.append(coverage_section(frame, load_coverage(coverage)))
         _write(
             staging.file(page),
-            render_html(frame, headline, run, corpus, forest_png, predictions),
+            render_html(frame, headline, run, corpus, forest_png, predictions, sections),
         )
     return ReportResult(
         out_dir,
