@@ -360,9 +360,10 @@ def test_an_old_published_run_re_derives_every_table_byte_for_byte(tmp_path):
         / "results/reference/closed_world/1150b599761a06f8.static-scanner"
     )
     result = report(published, tmp_path / "out")
-    made = {p.name: p.read_bytes() for p in (result.out_dir / "tables").iterdir()}
-    kept = {p.name: p.read_bytes() for p in (published / "tables").iterdir()}
-    assert "closed_world_axes.csv" in made
+    made_dir, kept_dir = result.out_dir / "tables", published / "tables"
+    made = {p.relative_to(made_dir): p.read_bytes() for p in made_dir.rglob("*") if p.is_file()}
+    kept = {p.relative_to(kept_dir): p.read_bytes() for p in kept_dir.rglob("*") if p.is_file()}
+    assert Path("closed_world_axes.csv") in made
     assert made == kept
 
 
