@@ -49,6 +49,29 @@ def _write_json(destination: str, payload: str) -> None:
     tmp.replace(path)  # never leave a half-written report behind
 
 
+def cmd_corpus_record(args: argparse.Namespace) -> int:
+    from harness.targets.recorded import record, write_corpus
+    from harness.targets.registry import load_target
+
+    out = Path(args.out)
+    if not out.is_dir():
+        raise UserError(Problem(args.out, "--out", "the folder does not exist", "create it first"))
+    for name in args.targets:
+        target = load_target(name)
+        corpus = record(target.adapter, target.contracts)
+        path = write_corpus(out, corpus)
+        recorded = {t: n for t, n in corpus.counts.items() if n}
+        console.print(
+            f"{name}: {len(corpus.tasks)} tasks, {len(corpus.calls)} recorded calls -> {path}"
+        )
+        console.print("  " + ", ".join(f"{t} {n}" for t, n in recorded.items()), markup=False)
+        console.print(
+            "  no recorded call: " + (", ".join(corpus.tools_without_calls) or "none"),
+            markup=False,
+        )
+    return 0
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     from harness.checker_registry import resolve_checker
     from harness.targets.registry import load_target
@@ -557,6 +580,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="a registered checker (reference, static-scanner) or package.module:Class",
     )
     check.set_defaults(func=cmd_check)
+
+    corpus_cmd = sub.add_parser("corpus", help="recorded-call corpora of the reference solutions")
+    corpus_sub = corpus_cmd.add_subparsers(dest="corpus_command", required=True)
+    corpus_record = corpus_sub.add_parser(
+        "record", help="replay every task's reference calls; one JSON file per target"
+    )
+    corpus_record.add_argument("targets", nargs="+", metavar="TARGET")
+    corpus_record.add_argument("--out", default="corpora", help="folder (default: corpora)")
+    corpus_record.set_defaults(func=cmd_corpus_record)
 
     scan = sub.add_parser("scan", help="static flags for a target's tools")
     scan.add_argument("target", nargs="?", help="a target (with --score: only this target)")

@@ -40,7 +40,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from harness.targets.adapter import InvokeOutcome, ResetUnsupported
+from harness.targets.adapter import InvokeOutcome, ReferenceCall, ResetUnsupported
 from harness.targets.equality import JSON
 
 CONTRACTS_ROOT = Path(__file__).resolve().parent / "contracts"
@@ -428,6 +428,34 @@ class Tau2Adapter:
         from harness.targets.tau2.grader import grade
 
         return grade(self, task)
+
+    # --- the tasks (TaskAdapter) -------------------------------------------------------------
+
+    def task_ids(self) -> list[str]:
+        from harness.targets.tau2.grader import tasks
+
+        return sorted(tasks(self.domain))
+
+    def task_environment(self, task: str) -> Tau2Environment:
+        """A fresh environment after the task's initialisation actions."""
+        from harness.targets.tau2.grader import initialized
+
+        return initialized(self, self._task(task))
+
+    def reference_calls(self, task: str) -> list[ReferenceCall]:
+        """The task's gold actions in order (those naming a tool of this target)."""
+        from harness.targets.tau2.grader import gold_actions
+
+        tools = self._data.tools
+        return [ReferenceCall(n, a) for n, a in gold_actions(self._task(task)) if n in tools]
+
+    def _task(self, task: str) -> Any:
+        from harness.targets.tau2.grader import tasks
+
+        found = tasks(self.domain)
+        if task not in found:
+            raise KeyError(f"unknown task {task!r} of {self.name}")
+        return found[task]
 
 
 def _to_json(value: Any) -> JSON:
