@@ -77,6 +77,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     from harness.targets.registry import load_target
 
     target = load_target(args.target)
+    if args.corpus is not None:
+        from harness.targets.recorded import attach_probe_half
+
+        attach_probe_half(target, Path(args.corpus), args.split_seed)
     checker = resolve_checker(args.checker, seed=args.seed)
     report = checker.check(target, args.tool or None)
     if args.json is not None:
@@ -578,6 +582,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--checker",
         default="reference",
         help="a registered checker (reference, static-scanner) or package.module:Class",
+    )
+    check.add_argument(
+        "--corpus",
+        metavar="DIR",
+        help="probe also from the recorded pre-states of the probe half of DIR/<target>.json",
+    )
+    check.add_argument(
+        "--split-seed", type=int, default=0, help="the corpus split's seed (default 0)"
     )
     check.set_defaults(func=cmd_check)
 

@@ -21,8 +21,10 @@ from harness.errors import Problem, UserError
 from harness.targets.equality import STRICT, EqualityPolicy
 from harness.targets.registry import Target
 
-REFERENCE_VERSION = "1.2.0"  # 1.1: observation clauses; 1.2: annotation-aware probe
-# values, `pool: declared`, the int-vs-float hint in witnesses (issue 19)
+REFERENCE_VERSION = "1.3.0"  # 1.1: observation clauses; 1.2: annotation-aware probe
+# values, `pool: declared`, the int-vs-float hint in witnesses (issue 19); 1.3: probes from
+# recorded pre-states (the probe half of a target's corpus), pools drawn without shuffling
+# whole harvests (issue 27)
 
 # Modules outside this folder whose content decides the reference checker's verdicts.
 # (a folder: every module of it)
@@ -117,7 +119,12 @@ class ReferenceChecker:
         self, target: Target, compiled: dict[str, CompiledContract], tool: str
     ) -> ToolReport:
         return ToolCheck(
-            target.adapter, compiled[tool], compiled, seed=self.seed, policy=self.policy
+            target.adapter,
+            compiled[tool],
+            compiled,
+            seed=self.seed,
+            policy=self.policy,
+            recorded=target.recorded.get(tool, ()),
         ).check()
 
     def scope_files(self) -> list[Path]:

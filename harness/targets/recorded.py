@@ -197,3 +197,8 @@ def pre_state(adapter: Adapter, call: RecordedCall) -> Any:
     for step in call.prefix:
         adapter.invoke(env, step.tool, dict(step.args))
     return env
+
+
+def attach_probe_half(target: Any, folder: Path, seed: int) -> None:
+    """Give `target` (a `Target`) the probe half of its corpus in `folder`, for the checker."""
+    target.recorded = half_calls(read_corpus(folder, target.name), seed, "probe")
