@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from harness.errors import Problem, UserError
 from harness.execution.draw import corpus_dir
 from harness.execution.plan import Plan
+from harness.execution.recorded_calls import corpora_hashes, corpus_split
 from harness.execution.scope import harness_files, tool_files
 from harness.targets.adapter import PackageVersions
 from harness.targets.registry import load_target
@@ -61,6 +62,12 @@ class FreezeRecord(BaseModel):
         default=None,
         description="distribution -> version the checker's behaviour depends on; "
         "None in a schema-1 record, which did not record them",
+    )
+    corpus_split: dict[str, dict[str, list[str]]] | None = Field(
+        default=None,
+        description="target -> {liveness: tasks, probe: tasks}: the split of the recorded-call "
+        "corpora (plan `recorded_calls:`), whose files the `corpora` group hashes; None "
+        "without recorded calls",
     )
 
     @model_validator(mode="before")
@@ -167,6 +174,8 @@ def current_inputs(
     from harness.mutation import screen
 
     hashes["screening"] = {f"rule:{plan.screening.rule}": sha256_file(Path(screen.__file__))}
+    if plan.recorded_calls is not None:  # the corpora the drawn halves came from
+        hashes["corpora"] = corpora_hashes(plan, root)
     controls = root / "controls"
     ids = {c.id for c in plan.negative_controls}
     hashes["controls"] = (
@@ -177,7 +186,8 @@ def current_inputs(
     return hashes, versions
 
 
-PROJECT_GROUPS = frozenset({"plan", "corpus", "screening", "controls"})  # rest: installed_inputs
+# the rest: installed_inputs
+PROJECT_GROUPS = frozenset({"plan", "corpus", "screening", "controls", "corpora"})
 
 
 def installed_part(hashes: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
@@ -309,10 +319,12 @@ def freeze(plan_path: Path, plan: Plan, root: Path, used_pairs: list[str]) -> Fr
         used_pairs=sorted(used_pairs),
         previous=previous,
         package_versions=packages,
+        corpus_split=corpus_split(plan, root) if plan.recorded_calls is not None else None,
     )
     path = record_path(root, plan)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(record.model_dump_json(indent=1) + "\n", encoding="utf-8")
+    left_out = {"corpus_split"} if record.corpus_split is None else None  # records as before
+    tmp.write_text(record.model_dump_json(indent=1, exclude=left_out) + "\n", encoding="utf-8")
     tmp.replace(path)
     return record
 
@@ -327,6 +339,7 @@ def commit_commands(root: Path, plan_path: Path, record: FreezeRecord) -> list[s
     ]
     if (root / "controls").is_dir():
         paths.append("controls")
+    paths += sorted(record.hashes.get("corpora", {}))  # the recorded-call corpora it used
     return [
         "git add " + " ".join(paths),
         f'git commit -m "freeze {record.freeze_id} of plan {record.plan}"',

@@ -88,6 +88,24 @@ class Screening(_Strict):
     )
 
 
+class RecordedCalls(_Strict):
+    """The recorded-call corpora a plan uses (`harness corpus record`): each target's tasks
+    split, seeded, into a liveness half and a probe half that never meet."""
+
+    corpora: str = Field(
+        default="corpora",
+        description="Folder of <target>.json corpora, relative to the project root; every "
+        "target of the plan whose adapter ships tasks must have one",
+    )
+    split_seed: int = Field(description="Seed of the split by task (harness.targets.recorded)")
+    liveness_per_tool: int | None = Field(
+        default=None,
+        ge=1,
+        description="At most this many recorded calls per tool join the liveness corpus (a "
+        "seeded choice); none: every call of the liveness half",
+    )
+
+
 class Predictions(_Strict):
     """What the plan expects, scored after every run (`harness.analysis.predictions`): a
     floor holds when the whole 95% interval lies at or above it, a ceiling when it lies at
@@ -130,6 +148,12 @@ class Plan(_Strict):
     timeout_seconds: float = Field(default=20.0, gt=0)
     liveness_probes_per_tool: int = Field(default=12, ge=1)
     screening: Screening = Screening()
+    recorded_calls: RecordedCalls | None = Field(
+        default=None,
+        description="Recorded calls of the benchmarks' reference solutions: the liveness half "
+        "joins the liveness corpus, the probe half goes to the checker (1.3.0 probes from "
+        "their pre-states); both are drawn into the corpus and hashed by the freeze",
+    )
     arms: list[ArmSpec] = Field(min_length=1)
     negative_controls: list[NegativeControlSpec] = Field(default_factory=list)
     predictions: Predictions = Predictions()
