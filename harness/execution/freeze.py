@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness.errors import Problem, UserError
 from harness.execution.draw import corpus_dir
+from harness.execution.held_out import check_held_out
 from harness.execution.plan import Plan
 from harness.execution.recorded_calls import corpora_hashes, corpus_split
 from harness.execution.scope import harness_files, tool_files
@@ -287,7 +288,9 @@ def existing_results(root: Path, plan: Plan, freeze_id: str) -> list[Path]:
 
 def freeze(plan_path: Path, plan: Plan, root: Path, used_pairs: list[str]) -> FreezeRecord:
     """Write the freeze record; refused when results of its id already exist (a freeze
-    made after its results proves nothing)."""
+    made after its results proves nothing), or when a committed ledger holds a pair of a
+    held-out target."""
+    check_held_out(root, _rel(plan_path, root), plan.held_out, "HEAD", "this freeze")
     hashes, versions = current_inputs(plan_path, plan, root)
     checker = checker_for(plan)
     checker_name = f"{checker.name} {checker.version}"

@@ -148,6 +148,12 @@ class Plan(_Strict):
     timeout_seconds: float = Field(default=20.0, gt=0)
     liveness_probes_per_tool: int = Field(default=12, ge=1)
     screening: Screening = Screening()
+    held_out: list[str] = Field(
+        default_factory=list,
+        description="Targets of this plan on which no committed ledger of the repository may "
+        "hold a pair before its freeze; `harness freeze` and `harness publish` verify it "
+        "from git history (harness.execution.held_out): the blind measurement",
+    )
     recorded_calls: RecordedCalls | None = Field(
         default=None,
         description="Recorded calls of the benchmarks' reference solutions: the liveness half "
@@ -169,6 +175,12 @@ class Plan(_Strict):
         ids = [c.id for c in self.negative_controls]
         if len(set(ids)) != len(ids):
             raise ValueError("negative_controls: control ids must be unique")
+        unknown = sorted(set(self.held_out) - set(self.targets()))
+        if unknown:
+            raise ValueError(
+                f"held_out: {', '.join(unknown)} is no target of the plan's arms; name one of "
+                + ", ".join(self.targets())
+            )
         return self
 
     def targets(self) -> list[str]:
