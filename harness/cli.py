@@ -374,7 +374,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     meta = load_run_meta(result.run_dir)
     for table in main_tables(result.rows, meta, width=console.width):
         console.print(table)
-    scored = [] if meta.comparison_run else score_predictions(result.rows, meta.predictions)
+    scored = (
+        []
+        if meta.comparison_run
+        else score_predictions(result.rows, meta.predictions, meta.project_root)
+    )
     return _predictions_exit(scored, args.strict)
 
 

@@ -230,5 +230,7 @@ def report(run_dir: Path, out_dir: Path | None = None, strict: bool = False) -> 
         mutation_json,
         tuple(notes),
         page,
-        () if run.comparison_run else tuple(score_frame_predictions(frame, run.predictions)),
+        ()
+        if run.comparison_run
+        else tuple(score_frame_predictions(frame, run.predictions, run.project_root)),
     )

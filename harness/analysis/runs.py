@@ -45,6 +45,9 @@ class RunMeta(BaseModel):
 
     ended_at: str | None = None
     pairs_total: int | None = None
+    # not in run.json: the project the run folder lies in (`load_run_meta`), which a
+    # `better_than` prediction's run path is relative to
+    project_root: str | None = None
 
     def unfinished(self, in_ledger: int) -> str | None:
         """ "unfinished: N of M pairs" when run.json says the run has not ended (an
@@ -64,11 +67,13 @@ def load_run_meta(run_dir: Path) -> RunMeta:
             )
         )
     try:
-        return RunMeta.model_validate(json.loads(path.read_text(encoding="utf-8")))
+        meta = RunMeta.model_validate(json.loads(path.read_text(encoding="utf-8")))
     except (ValueError, ValidationError) as exc:
         raise UserError(
             Problem(str(path), "<top>", f"unreadable run manifest ({exc})", "run the plan again")
         ) from exc
+    root = project_of(run_dir, meta.plan)
+    return meta if root is None else meta.model_copy(update={"project_root": str(root)})
 
 
 @dataclass(frozen=True)

@@ -796,6 +796,10 @@ def predictions_table(predictions: Sequence[PredictionRow], meta: RunMeta, sourc
             "negative control: held when the observed tool verdict is the predicted one, "
             "failed when it is another verdict, undecided when there is no verdict to test "
             "(no verdict, or UNTESTABLE against a predicted CONFORMS / VIOLATES).",
+            "better_than: on the closed-world pairs both runs share; held when the support "
+            "rule on evidence bounds and McNemar's exact test (p < 0.05) both say new>old, "
+            "failed when the new upper evidence bound is at most the old lower one or the "
+            "test says old>new, undecided otherwise (the paired table below).",
             f"{tally[Outcome.HELD]} held, {tally[Outcome.FAILED]} failed, "
             f"{tally[Outcome.UNDECIDED]} undecided of {len(predictions)}.",
         ),
@@ -908,7 +912,11 @@ def _tables(rows: Sequence[LedgerRow], meta: RunMeta) -> list[Table]:
     if meta.pools:
         tables.append(pool_table(meta))
     # last, so `harness run` prints it last; a comparison checker's run has none to score
-    predictions = [] if meta.comparison_run else score_frame_predictions(frame, meta.predictions)
+    predictions = (
+        []
+        if meta.comparison_run
+        else score_frame_predictions(frame, meta.predictions, meta.project_root)
+    )
     if predictions:
         source = (
             meta.predictions_source
@@ -916,4 +924,8 @@ def _tables(rows: Sequence[LedgerRow], meta: RunMeta) -> list[Table]:
             else "unknown (run.json records none and no frozen plan matched the run)"
         )
         tables.append(predictions_table(predictions, meta, source))
+        if any(p.paired is not None for p in predictions):
+            from harness.analysis.paired_table import paired_table
+
+            tables.append(paired_table(predictions, meta))
     return tables

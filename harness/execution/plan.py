@@ -106,6 +106,21 @@ class RecordedCalls(_Strict):
     )
 
 
+class BetterThan(_Strict):
+    """This plan's checker beats a published run, scored on the closed-world pairs both
+    share (`harness.analysis.paired`: paired table, support rule, McNemar's exact test)."""
+
+    run: str = Field(
+        description="The published run folder, relative to the project root "
+        "(results/reference/<plan>/<run>)"
+    )
+    scopes: list[Literal["toy", "real", "pooled"]] = Field(
+        default_factory=lambda: ["toy", "real", "pooled"],
+        min_length=1,
+        description="The scopes predicted, each scored on its own shared pairs",
+    )
+
+
 class Predictions(_Strict):
     """What the plan expects, scored after every run (`harness.analysis.predictions`): a
     floor holds when the whole 95% interval lies at or above it, a ceiling when it lies at
@@ -125,6 +140,11 @@ class Predictions(_Strict):
         default_factory=dict,
         description="Open-world operator, `<family>/*` or `all` -> escape rate (live "
         "misses / live pairs) expected at most",
+    )
+    better_than: list[BetterThan] = Field(
+        default_factory=list,
+        description="Published runs this checker is predicted to beat, per scope, on the "
+        "pairs both share (held / failed / undecided: README, Predictions that compare)",
     )
     notes: str | None = None
 
