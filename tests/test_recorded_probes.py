@@ -136,14 +136,22 @@ def test_a_prefix_runs_with_the_tools_as_bound(toy) -> None:
 
 
 def test_small_harvests_are_shuffled_exactly_as_before_and_large_ones_lazily() -> None:
-    small = list(range(WHOLE_SHUFFLE))
-    expected = list(small)
-    random.Random(5).shuffle(expected)
-    assert list(seeded_order(list(small), random.Random(5))) == expected
-    large = list(range(WHOLE_SHUFFLE * 50))
+    from harness.checker.probes import Harvest, candidate_pool
+    from harness.contracts.model import ArgumentSpec
+
+    spec = ArgumentSpec(type="str")
+    strings = [f"s{i:04d}" for i in range(100)]
+    expected = list(strings)
+    random.Random(5).shuffle(expected)  # 1.2.0: the whole harvest shuffled, edges first
+    pool = candidate_pool("x", spec, Harvest(strings=list(strings)), random.Random(5))
+    assert pool == ["", "zz-unknown", *expected[:30]]
+    large = [f"s{i:06d}" for i in range(WHOLE_SHUFFLE * 50)]
+    pool = candidate_pool("x", spec, Harvest(strings=list(large)), random.Random(5))
+    assert pool[:2] == ["", "zz-unknown"] and len(pool) == 32 and set(pool[2:]) <= set(large)
+    assert pool == candidate_pool("x", spec, Harvest(strings=list(large)), random.Random(5))
     drawn = list(seeded_order(large, random.Random(5)))
     assert sorted(drawn) == large and drawn != large
     assert drawn == list(seeded_order(large, random.Random(5)))
-    assert large == sorted(large)  # a large harvest is never reordered in place
     first = list(itertools.islice(seeded_order(large, random.Random(5)), 3))
     assert first == drawn[:3]
+    assert pool[2:] == drawn[:30]  # the lazy order is the pool's order

@@ -294,10 +294,16 @@ def candidate_pool(
         harvested, edges = list(found.lists), [[]]
     else:  # dict
         harvested, edges = [], [{}]
-    kept: Iterable[JSON] = seeded_order(harvested, rng)
+    kept: Iterable[JSON]
+    if len(harvested) <= WHOLE_SHUFFLE:  # as 1.2.0: the same pools where this was cheap
+        rng.shuffle(harvested)
+        kept = harvested if hint is None else (v for v in harvested if fits(v, hint))
+    else:  # the well-typed values only, then drawn lazily (`seeded_order`)
+        # harvested str / int / float values fit their own plain type by construction
+        plain = hint is None or hint is Any or (hint in (str, int, float) and hint.__name__ == base)
+        kept = seeded_order(harvested if plain else _fitting(harvested, hint), rng)
     ill_typed: list[JSON] = []
     if hint is not None:
-        kept = (v for v in kept if fits(v, hint))  # lazily: the pool stops at its size
         # An ill-typed edge ("" for a Literal) goes last: the happy-path search meets every
         # well-typed value first, a precondition can still be falsified with it.
         ill_typed = [v for v in edges if not fits(v, hint)]
@@ -314,18 +320,40 @@ def candidate_pool(
     return _first_unique(pool, max(MAX_POOL, len(declared) + 2))
 
 
+# fits() of a list or dict value by (annotation, id of the value); entries pin their value.
+# tau2 states share untouched records (and their lists) between snapshots, so each is
+# typed once per process.
+_FITS: dict[tuple[Any, int], tuple[JSON, bool]] = {}
+_FITS_ENTRIES = 200_000
+
+
+def _fitting(values: list[JSON], hint: Any) -> list[JSON]:
+    """The values that fit `hint`, in order."""
+    fit = _fitter(hint)
+    out = []
+    for value in values:
+        if isinstance(value, list | dict):
+            key = (hint, id(value))
+            hit = _FITS.get(key)
+            if hit is None or hit[0] is not value:
+                if len(_FITS) >= _FITS_ENTRIES:
+                    _FITS.clear()
+                hit = _FITS[key] = (value, fit(value))
+            if hit[1]:
+                out.append(value)
+        elif fit(value):
+            out.append(value)
+    return out
+
+
 def seeded_order(values: list[JSON], rng: random.Random) -> Iterator[JSON]:
-    """`values` in a seeded random order. Up to WHOLE_SHUFFLE values: shuffled whole, in
-    place, exactly as 1.2.0 did (the same pools, so the comparison with 1.2.0 isolates the
-    recorded probes wherever shuffling was cheap). Above: drawn lazily, a Fisher-Yates
-    shuffle whose swaps live in a dict, so taking k values costs O(k) however long the
-    harvest (the pools stop at MAX_POOL; shuffling whole harvests of thousands of values was
-    most of a tau2 check)."""
+    """`values` in a seeded random order, drawn lazily: a Fisher-Yates shuffle whose swaps
+    live in a dict, so taking k values costs O(k) however long the list (the pools stop at
+    MAX_POOL; shuffling whole harvests of thousands of values was most of a tau2 check).
+    Harvests up to WHOLE_SHUFFLE values are still shuffled whole as 1.2.0 did
+    (`candidate_pool`), so the comparison with 1.2.0 isolates the recorded probes wherever
+    shuffling was cheap."""
     n = len(values)
-    if n <= WHOLE_SHUFFLE:
-        rng.shuffle(values)
-        yield from values
-        return
     swapped: dict[int, int] = {}
     for i in range(n):
         j = rng.randrange(i, n)

@@ -3,9 +3,10 @@
 For a `TaskAdapter`, every task's reference calls are replayed in order from the task's own
 initial environment (`task_environment`). A tool is *state-changing* on a target when some
 reference call of it changed the (masked) snapshot; every call to such a tool is recorded
-as (task, step, tool, arguments) with its *prefix*: the task's earlier reference calls,
-which reproduce the call's pre-state from the task's initial environment. The pre-state's
-hash is stored so a replay can be checked. Read-only calls are kept only as prefixes.
+as (task, step, tool, arguments) with its *prefix*: the task's earlier reference calls
+that reproduce the call's pre-state from the task's initial environment (only those that
+changed the state when replaying them alone gives the same snapshot, checked at recording;
+else all of them). The pre-state's hash is stored so a replay can be checked.
 
 A corpus is one JSON file per target (`corpora/<target>.json`), with counts per tool and the
 tools with no recorded call. Its tasks are split, seeded, into two halves that never meet:
@@ -52,8 +53,9 @@ class RecordedCall(_Frozen):
     tool: str
     args: dict[str, Any]
     prefix: list[PrefixCall] = Field(
-        description="the task's reference calls before this one, which reproduce its pre-state "
-        "from the task's initial environment"
+        description="calls that reproduce its pre-state from the task's initial environment: "
+        "the task's earlier reference calls that changed the state, when replaying only them "
+        "gives the same pre-state, else all of them"
     )
     pre_state_sha256: str = Field(description="canonical JSON of the masked pre-state")
     succeeded: bool = Field(description="whether the original tool accepted the call")
@@ -109,13 +111,17 @@ def record(adapter: Adapter, contracted: Iterable[str]) -> TargetCorpus:
         calls = [c for c in tasks.reference_calls(task) if c.tool in known]
         env = tasks.task_environment(task)
         pre = mask_state(adapter.snapshot(env), masks)
+        changed_steps: list[ReferenceCall] = []  # the calls so far that changed the state
         for step, call in enumerate(calls):
             outcome = adapter.invoke(env, call.tool, dict(call.args))
             post = mask_state(adapter.snapshot(env), masks)
             changed = not canonical_equal(pre, post)
             if changed:
                 changing.add(call.tool)
-            replayed.append((task, step, call, calls[:step], pre, outcome.success, changed))
+            prefix = _shortest_prefix(adapter, task, calls[:step], changed_steps, pre, masks)
+            replayed.append((task, step, call, prefix, pre, outcome.success, changed))
+            if changed:
+                changed_steps.append(call)
             pre = post
     recorded = [
         RecordedCall(
@@ -141,6 +147,26 @@ def record(adapter: Adapter, contracted: Iterable[str]) -> TargetCorpus:
         tools_without_calls=sorted(t for t in contracted if counts.get(t, 0) == 0),
         calls=recorded,
     )
+
+
+def _shortest_prefix(
+    adapter: Adapter,
+    task: str,
+    full: list[ReferenceCall],
+    changing: list[ReferenceCall],
+    pre: JSON,
+    masks: list[tuple[str, ...]],
+) -> list[ReferenceCall]:
+    """The earlier calls that changed the state, when replaying only them reproduces the
+    pre-state (checked on a new task environment); else every earlier call. Read-only calls
+    (a flight search that reads every record) cost a probe much and change nothing."""
+    if len(changing) == len(full):
+        return full
+    env = task_adapter(adapter).task_environment(task)
+    for call in changing:
+        adapter.invoke(env, call.tool, dict(call.args))
+    same = canonical_equal(mask_state(adapter.snapshot(env), masks), pre)
+    return list(changing) if same else full
 
 
 def corpus_path(folder: Path, target: str) -> Path:
