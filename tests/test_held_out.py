@@ -97,8 +97,10 @@ def test_a_row_that_only_mentions_the_target_elsewhere_does_not_count(tmp_path: 
     root = _repository(tmp_path)
     folder = root / "results" / "x"
     folder.mkdir(parents=True)
-    row = {"target": "agentdojo-banking", "note": '"target": "toy_domain"'}
+    row = {"pair_id": "a", "target": "agentdojo-banking", "note": '"target": "toy_domain"'}
     (folder / "ledger.jsonl").write_text(json.dumps(row) + "\n")
+    # a score-at-risk row of the target is no pair
+    (folder / "trace.jsonl").write_text(json.dumps({"target": "toy_domain"}) + "\n")
     git(root, "add", "-A")
     git(root, "commit", "-qm", "a ledger quoting the name")
     assert held_out_pairs(root, ["toy_domain"], "HEAD") == []
@@ -114,3 +116,17 @@ def test_held_out_outside_git_is_refused_and_an_unknown_target_is_a_plan_error(
     (tmp_path / "plans" / "blind.yaml").write_text(PLAN.format(held="bfcl-nowhere"))
     with pytest.raises(UserError, match="bfcl-nowhere is no target"):
         load_plan(tmp_path / "plans" / "blind.yaml")
+
+
+def test_a_pair_in_any_jsonl_under_results_counts(tmp_path: Path) -> None:
+    root = _repository(tmp_path)
+    folder = root / "results" / "elsewhere"
+    folder.mkdir(parents=True)
+    row = {"pair_id": "m:t", "mutant": {"target": "toy_domain"}}
+    (folder / "rows.jsonl").write_text(json.dumps(row, sort_keys=True) + "\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "rows")
+    head = git(root, "rev-parse", "HEAD")
+    assert held_out_pairs(root, ["toy_domain"], "HEAD") == [
+        (head, "results/elsewhere/rows.jsonl", "toy_domain")
+    ]

@@ -2,10 +2,11 @@
 
 A plan's `held_out:` names targets on which no committed ledger of the repository holds a
 pair. `harness freeze` checks the history of HEAD (the freeze commit will follow it), and
-`harness publish` the history of the run's freeze commit: a commit that added a ledger row
-of a held-out target to any `*ledger.jsonl` file there refuses the command, naming the
-commit and the file. Rows are found by git's diff search (`git log -G`) and then read from
-the commit itself, so a row is counted only when it parses and names the target.
+`harness publish` the history of the run's freeze commit: a commit that added a pair of a
+held-out target to any `*ledger.jsonl` file, or any JSONL file under `results/`, refuses the
+command, naming the commit and the file. Rows are found by git's diff search (`git log -G`)
+and then read from the commit itself, so a row counts only when it parses, is a pair (has a
+`pair_id`) and names the target (or its mutant does).
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from pathlib import Path
 from harness.errors import Problem, UserError
 from harness.execution.history import toplevel
 
-LEDGER_PATHSPEC = ":(glob)**/*ledger.jsonl"
+# ledgers by name anywhere, and any JSONL under results/ (a row counts only when it is a
+# pair: it has a pair_id, so baseline and score-at-risk rows never do)
+LEDGER_PATHSPECS = (":(glob)**/*ledger.jsonl", ":(glob)results/**/*.jsonl")
 
 
 def _git(top: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -45,7 +48,7 @@ def held_out_pairs(root: Path, targets: list[str], upto: str) -> list[tuple[str,
         f'-G"target": ?"({names})"',
         upto,
         "--",
-        LEDGER_PATHSPEC,
+        *LEDGER_PATHSPECS,
     )
     found: list[tuple[str, str, str]] = []
     commit = ""
@@ -63,10 +66,11 @@ def _row_target(top: Path, commit: str, path: str, targets: set[str]) -> str | N
     shown = _git(top, "show", f"{commit}:{path}")
     for line in shown.stdout.splitlines() if shown.returncode == 0 else []:
         try:
-            target = json.loads(line).get("target")
+            row = json.loads(line)
+            target = row.get("target") or (row.get("mutant") or {}).get("target")
         except (ValueError, AttributeError):
             continue
-        if target in targets:
+        if target in targets and "pair_id" in row:
             return target
     return None
 
