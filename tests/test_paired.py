@@ -157,3 +157,29 @@ def test_the_paired_table_renders_every_count_and_claim(tmp_path: Path) -> None:
     cells = [c.strip() for c in line.strip("|").split("|")]
     assert cells[1:7] == ["pooled", "12", "0", "12", "0", "0"]
     assert cells[9] == "new>old" and cells[11] == "new>old" and cells[12] == "held"
+
+
+def test_a_plan_naming_a_run_that_is_not_there_is_refused(tmp_path: Path) -> None:
+    from harness.errors import UserError
+    from harness.execution.plan import load_plan
+
+    (tmp_path / "plans").mkdir()
+    plan = tmp_path / "plans" / "p.yaml"
+    text = """
+schema_version: 1
+name: p
+description: d
+seed: 1
+arms:
+  - {name: a, kind: closed_world, target: toy_domain, operators: [M-IGNARG], draw_per_operator: 1}
+predictions:
+  better_than:
+    - run: results/reference/old/abc
+"""
+    plan.write_text(text)
+    with pytest.raises(UserError, match=r"better_than\[0\]\.run"):
+        load_plan(plan)
+    published = tmp_path / "results" / "reference" / "old" / "abc"
+    published.mkdir(parents=True)
+    (published / "ledger.jsonl").write_text("")
+    assert load_plan(plan).predictions.better_than[0].scopes == ["toy", "real", "pooled"]

@@ -220,9 +220,28 @@ def load_plan(path: Path) -> Plan:
             )
         )
     problems = prediction_problems(plan, str(path))
+    problems += _compared_runs(plan, path)
     if problems:
         raise UserError(problems)
     return plan
+
+
+def _compared_runs(plan: Plan, path: Path) -> list[Problem]:
+    """A `better_than` run must be there to compare with (relative to the project root)."""
+    if not plan.predictions.better_than or path.resolve().parent.name != "plans":
+        return []
+    root = path.resolve().parent.parent
+    return [
+        Problem(
+            str(path),
+            f"predictions.better_than[{index}].run",
+            f"{spec.run} holds no ledger.jsonl",
+            "name a published run folder, relative to the project root "
+            "(results/reference/PLAN/RUN)",
+        )
+        for index, spec in enumerate(plan.predictions.better_than)
+        if not (root / spec.run / "ledger.jsonl").is_file()
+    ]
 
 
 def _family(operator: str) -> str:
