@@ -14,7 +14,7 @@ from test_recorded_probes import DROPS_REFUND
 from test_runner import hand_mutant
 
 from harness.execution.draw import Corpus, write_corpus
-from harness.execution.freeze import current_inputs, verify
+from harness.execution.freeze import current_inputs, freeze, verify
 from harness.execution.liveness import differences, observe, recorded_call
 from harness.execution.miss_cause import call_changes
 from harness.execution.pair_scoring import new_context
@@ -132,3 +132,52 @@ def test_the_freeze_hashes_the_corpora_and_notices_a_re_recorded_one(tmp_path: P
     path.write_text(path.read_text().replace('"gift"', '"GIFT"'))
     problems = verify(plan_path, plan, root)[1]
     assert [(p.file, p.where) for p in problems] == [("corpora/toy_domain.json", "corpora")]
+
+
+def _hand_corpus(root: Path) -> None:
+    """The plan's corpus by hand: one pair, DROPS_REFUND on transfer (no drawn mutant)."""
+    from harness.execution.draw import DrawnPair
+
+    plan = _plan(root)
+    toy = load_target("toy_domain")
+    site = next(s for s in tool_sites(toy.adapter, "transfer") if s.qualname == "transfer")
+    mutant = hand_mutant(toy.adapter, site, "TEST", textwrap.dedent(DROPS_REFUND).lstrip())
+    pair = DrawnPair(
+        pair_id=f"{mutant.id}:transfer", arm="closed_world", tool="transfer", mutant=mutant
+    )
+    liveness, probes = drawn_halves(plan, root, [toy], {"toy_domain": ["transfer"]})
+    corpus = Corpus(
+        plan=plan.name,
+        seed=plan.seed,
+        pairs=[pair],
+        liveness=liveness,
+        recorded_probes=probes,
+    )
+    (root / "mutants").mkdir(exist_ok=True)
+    write_corpus(root / "mutants" / plan.name, plan, [], corpus)
+    freeze(root / "plans" / "recorded.yaml", plan, root, [pair.pair_id])
+
+
+@pytest.mark.parametrize(
+    ("seed", "status", "live", "cause"),
+    [
+        # refund_noted in the probe half: the checker reaches the state, while no liveness
+        # call (only the other half's, here) asks for that memo
+        (3, "detected", False, None),
+        # in the liveness half: live there, and no checker probe reveals it
+        (0, "missed", True, "probe_unrevealing"),
+    ],
+)
+def test_a_run_scores_the_halves_as_the_ledger_docs_say(
+    tmp_path, seed, status, live, cause
+) -> None:
+    from test_runner import harness, ledger
+
+    root = _project(tmp_path, seed=seed)
+    _hand_corpus(root)
+    done = harness("run", "plans/recorded.yaml", cwd=root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (row,) = ledger(root, "recorded")
+    assert row.status.value == status
+    assert row.live is live
+    assert (row.miss_cause.value if row.miss_cause else None) == cause
