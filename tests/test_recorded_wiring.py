@@ -181,3 +181,21 @@ def test_a_run_scores_the_halves_as_the_ledger_docs_say(
     assert row.status.value == status
     assert row.live is live
     assert (row.miss_cause.value if row.miss_cause else None) == cause
+
+
+def test_liveness_per_tool_caps_the_liveness_half_by_a_seeded_choice(tmp_path: Path) -> None:
+    root = _project(tmp_path, seed=0)
+    path = root / "plans" / "recorded.yaml"
+    path.write_text(path.read_text() + "  liveness_per_tool: 2\n")
+    plan = _plan(root)
+    toy = load_target("toy_domain")
+    capped, _ = drawn_halves(plan, root, [toy], {"toy_domain": ["transfer"]})
+    path.write_text(path.read_text().replace("  liveness_per_tool: 2\n", ""))
+    whole, _ = drawn_halves(_plan(root), root, [toy], {"toy_domain": ["transfer"]})
+    assert len(whole["toy_domain"]["transfer"]) > 2
+    assert len(capped["toy_domain"]["transfer"]) == 2
+    assert all(c in whole["toy_domain"]["transfer"] for c in capped["toy_domain"]["transfer"])
+    steps = [
+        (c["@recorded"]["task"], c["@recorded"]["step"]) for c in capped["toy_domain"]["transfer"]
+    ]
+    assert steps == sorted(steps)  # kept in (task, step) order
