@@ -199,3 +199,15 @@ def test_liveness_per_tool_caps_the_liveness_half_by_a_seeded_choice(tmp_path: P
         (c["@recorded"]["task"], c["@recorded"]["step"]) for c in capped["toy_domain"]["transfer"]
     ]
     assert steps == sorted(steps)  # kept in (task, step) order
+
+
+def test_corpora_outside_the_project_are_refused(tmp_path: Path) -> None:
+    from harness.errors import UserError
+
+    root = _project(tmp_path)
+    path = root / "plans" / "recorded.yaml"
+    path.write_text(
+        path.read_text().replace("  split_seed:", "  corpora: ../elsewhere\n  split_seed:")
+    )
+    with pytest.raises(UserError, match=r"recorded_calls\.corpora"):
+        corpus_split(_plan(root), root)

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from harness.errors import Problem, UserError
 from harness.execution.liveness import recorded_call
 from harness.execution.plan import Plan
 from harness.targets.adapter import TaskAdapter
@@ -33,7 +34,20 @@ Calls = dict[str, dict[str, list[dict[str, Any]]]]  # target -> tool -> JSON rec
 
 
 def corpora_folder(plan: Plan, root: Path) -> Path | None:
-    return None if plan.recorded_calls is None else root / plan.recorded_calls.corpora
+    """The plan's corpora folder; inside the project root, so every clone hashes the same."""
+    if plan.recorded_calls is None:
+        return None
+    folder = root / plan.recorded_calls.corpora
+    if not folder.resolve().is_relative_to(root.resolve()):
+        raise UserError(
+            Problem(
+                f"plans/{plan.name}.yaml",
+                "recorded_calls.corpora",
+                f"{plan.recorded_calls.corpora} lies outside the project root",
+                "keep the corpora in a folder of the project (corpora)",
+            )
+        )
+    return folder
 
 
 def _with_tasks(targets: Iterable[Target]) -> list[Target]:
