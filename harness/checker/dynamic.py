@@ -41,6 +41,7 @@ Rules (clause → class):
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import typing
 from collections.abc import Iterator, Mapping, Sequence
@@ -695,7 +696,7 @@ class ToolCheck:
     def _completed(self, args: Mapping[str, JSON]) -> dict[str, JSON]:
         """A recorded call's arguments with every omitted optional argument at its default
         (the call the tool received), so the preconditions can read them."""
-        out = dict(args)
+        out = copy.deepcopy(dict(args))  # a tool may change what it is passed: never the corpus
         for name, spec in self.contract.signature.items():
             if name not in out and spec.optional:
                 out[name] = spec.default
@@ -708,9 +709,9 @@ class ToolCheck:
         calls: list[tuple[str, dict[str, JSON]]] = []
         records: list[ProbeRecord] = []
         for step in call.prefix:
-            outcome = self.adapter.invoke(env, step.tool, dict(step.args))
+            outcome = self.adapter.invoke(env, step.tool, copy.deepcopy(step.args))
             self.probes_run += 1
-            calls.append((step.tool, dict(step.args)))
+            calls.append((step.tool, copy.deepcopy(step.args)))
             # results left out: the task and the prefix's arguments reproduce them
             records.append(
                 ProbeRecord(

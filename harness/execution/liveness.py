@@ -10,6 +10,7 @@ Error messages are free text and are not compared.
 
 from __future__ import annotations
 
+import copy
 import random
 from typing import Any
 
@@ -111,8 +112,9 @@ def recorded_call(call: Any) -> dict[str, Any]:
 
 
 def call_arguments(call: dict[str, Any]) -> dict[str, JSON]:
-    """The arguments the tool gets on a liveness call (sampled or recorded)."""
-    return dict(call[ARGS]) if RECORDED in call else dict(call)
+    """The arguments the tool gets on a liveness call (sampled or recorded; a recorded
+    call's a deep copy, so a tool that changes what it is passed never changes the corpus)."""
+    return copy.deepcopy(call[ARGS]) if RECORDED in call else dict(call)
 
 
 def _environment(adapter: Adapter, call: dict[str, Any]) -> Any:
@@ -122,7 +124,7 @@ def _environment(adapter: Adapter, call: dict[str, Any]) -> Any:
     where = call[RECORDED]
     env = adapter.task_environment(where["task"])  # type: ignore[attr-defined]
     for step in where["prefix"]:
-        adapter.invoke(env, step["tool"], dict(step["args"]))
+        adapter.invoke(env, step["tool"], copy.deepcopy(step["args"]))
     return env
 
 

@@ -19,6 +19,7 @@ installed benchmark gives the same bytes.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from collections.abc import Iterable
@@ -113,7 +114,7 @@ def record(adapter: Adapter, contracted: Iterable[str]) -> TargetCorpus:
         pre = mask_state(adapter.snapshot(env), masks)
         changed_steps: list[ReferenceCall] = []  # the calls so far that changed the state
         for step, call in enumerate(calls):
-            outcome = adapter.invoke(env, call.tool, dict(call.args))
+            outcome = adapter.invoke(env, call.tool, copy.deepcopy(call.args))
             post = mask_state(adapter.snapshot(env), masks)
             changed = not canonical_equal(pre, post)
             if changed:
@@ -164,7 +165,7 @@ def _shortest_prefix(
         return full
     env = task_adapter(adapter).task_environment(task)
     for call in changing:
-        adapter.invoke(env, call.tool, dict(call.args))
+        adapter.invoke(env, call.tool, copy.deepcopy(call.args))
     same = canonical_equal(mask_state(adapter.snapshot(env), masks), pre)
     return list(changing) if same else full
 
@@ -221,7 +222,7 @@ def pre_state(adapter: Adapter, call: RecordedCall) -> Any:
     prefix, with the tools as currently bound (a mutant in the prefix changes the state)."""
     env = task_adapter(adapter).task_environment(call.task)
     for step in call.prefix:
-        adapter.invoke(env, step.tool, dict(step.args))
+        adapter.invoke(env, step.tool, copy.deepcopy(step.args))  # the corpus never changes
     return env
 
 
