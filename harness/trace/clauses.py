@@ -2,13 +2,16 @@
 independent verdict of a positive control.
 
 Read from the contract and its compiled predicates alone (never the checker's internals):
-- `pre.X`: the call ran although the precondition is false (no error, or the state changed);
+- `pre.X`: the call ran although the precondition is false (not refused, or the state changed);
 - `eff.X`, `inv.X`: the call succeeded and the predicate is false;
 - `arg.X`: the call passed X and an effect whose predicate reads `args.X` is false;
 - `frame.X`: the call changed a path in the clause's scope outside its writes;
 - `success`: every precondition holds and the call was refused;
 - `reset`: no path of a task calls reset, so it is never triggered here.
-`None` means the clause could not be evaluated on the call (a predicate error).
+A call is refused when it raised, or when the contract's success signal is `result` and its
+predicate is false on the returned value (a tool that refuses by returning `{"error": ...}`),
+as the checker reads it. `None` means the clause could not be evaluated on the call (a
+predicate error).
 """
 
 from __future__ import annotations
@@ -55,8 +58,11 @@ def clause_fails(
 ) -> bool | None:
     """Whether the violated clause `clause_id` fails on this call (see the module docstring)."""
     args = _args(contract, record.args)
-    ok = record.outcome.success
     try:
+        ok = record.outcome.success
+        signal = contract.success
+        if ok and signal.signal == "result" and signal.predicate:
+            ok = _holds(signal.predicate, record, args)
         kind, _, name = clause_id.partition(".")
         by_id = {
             c.id: c for c in [*contract.preconditions, *contract.effects, *contract.invariants]

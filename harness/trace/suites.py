@@ -6,7 +6,8 @@ Built in: AgentDojo (every user task of the suite: `utility` and, where a task o
 `utility_from_traces`; the gold path is `ground_truth`, graded as the package's own
 `TaskSuite._check_user_task_utility` does, with the task's `GROUND_TRUTH_OUTPUT` as the
 model output), tau2-bench (`harness.trace.tau2_tasks`: the port's `base` split, read
-sites from its scorers) and the toy domain (`toy_domain.tasks`). A target with neither has no tasks
+sites from its scorers), BFCL multi-turn (`harness.trace.bfcl_tasks`: multi_turn_base, read
+sites from its checker) and the toy domain (`toy_domain.tasks`). A target with neither has no tasks
 to trace, and `suite_for` says so.
 """
 
@@ -16,38 +17,13 @@ import copy
 import json
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from harness.errors import Problem, UserError
 from harness.targets.adapter import Adapter, InvokeOutcome
-from harness.targets.equality import JSON
 from harness.targets.registry import Target
+from harness.trace.paths import Call, CallRecord, PathRun
 from harness.trace.readsites import Evaluator
-
-
-@dataclass(frozen=True)
-class Call:
-    tool: str
-    args: dict[str, Any]
-
-
-@dataclass
-class CallRecord:
-    """One call of a path: the state around it and what it returned."""
-
-    tool: str
-    args: dict[str, Any]
-    pre: JSON
-    post: JSON
-    outcome: InvokeOutcome
-
-
-@dataclass
-class PathRun:
-    calls: list[CallRecord] = field(default_factory=list)
-    final: JSON = None
-    verdict: bool = False  # the shipped evaluator's
 
 
 class TaskSource(Protocol):
@@ -190,14 +166,21 @@ def suite_for(target: Target) -> TaskSource:
     from harness.targets.tau2.adapter import Tau2Adapter
 
     if isinstance(adapter, Tau2Adapter):
-        from harness.trace.tau2_tasks import Tau2Tasks  # imports this module: kept lazy
+        from harness.trace.tau2_tasks import Tau2Tasks  # imports tau2-bench: kept lazy
 
         return Tau2Tasks(adapter)
+    from harness.targets.bfcl.adapter import BfclAdapter
+
+    if isinstance(adapter, BfclAdapter):
+        from harness.trace.bfcl_tasks import BfclTasks  # imports bfcl-eval: kept lazy
+
+        return BfclTasks(adapter)
     raise UserError(
         Problem(
             target.name,
             "tasks",
             "the trace knows no task suite of this target",
-            "trace an AgentDojo suite, a tau2 domain or the toy domain (harness/trace/suites.py)",
+            "trace an AgentDojo suite, a tau2 domain, a BFCL class or the toy domain "
+            "(harness/trace/suites.py)",
         )
     )

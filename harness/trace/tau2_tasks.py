@@ -37,8 +37,8 @@ from types import ModuleType
 from typing import Any
 
 from harness.targets.equality import canonical_equal
+from harness.trace.paths import Call, CallRecord, PathRun
 from harness.trace.readsites import Evaluator, ReadSite, SiteKind, read_sites
-from harness.trace.suites import Call, CallRecord, PathRun
 
 # scorer -> (module, function, the call in it that reads, what it reads)
 ANCHORS: dict[str, tuple[str, str, str, SiteKind]] = {
