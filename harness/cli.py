@@ -865,7 +865,11 @@ def _add_quality_parsers(csub: argparse._SubParsersAction) -> None:  # type: ign
     agree.add_argument(
         "--strata", required=True, help="YAML: `target/tool: blind` or `target/tool: contaminated`"
     )
-    agree.add_argument("--targets", nargs="*", help="only these targets (default: the corpus's)")
+    agree.add_argument(
+        "--targets",
+        nargs="*",
+        help="only these targets, by name or package.module:Adapter (default: the corpus's)",
+    )
     agree.add_argument("--out", default="results/agreement", help="folder to write")
     agree.set_defaults(func=_quality("cmd_agree"))
 

@@ -113,10 +113,12 @@ def cmd_corpus(args: argparse.Namespace) -> int:
 
 def cmd_agree(args: argparse.Namespace) -> int:
     corpus, digest = read_corpus(Path(args.corpus))
-    names = sorted(
-        {p.target for p in corpus.probes} & set(args.targets or [p.target for p in corpus.probes])
-    )
-    targets = _targets(names)
+    in_corpus = {p.target for p in corpus.probes}
+    # --targets may name an adapter by package.module:Class (a benchmark not registered
+    # under the entry point); the corpus and the contracts know it by its name
+    loaded = _targets(args.targets or sorted(in_corpus))
+    targets = [t for t in loaded if t.name in in_corpus]
+    names = sorted(t.name for t in targets)
     a, b = load_set(args.a, targets), load_set(args.b, targets)
     strata = load_strata(Path(args.strata))
     compared = [k for k in compared_tools(a, b, corpus) if k[0] in names]
