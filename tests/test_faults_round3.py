@@ -401,13 +401,17 @@ def test_a_mutant_cannot_write_outside_its_scratch_folder(tmp_path, monkeypatch)
     stale = Path(tmp) / "harness-pair-4194303"
     assert not Path("/proc/4194303").exists()
     stale.mkdir(exist_ok=True)
+    # scratch folders of other processes still alive (e.g. earlier tests' children) are
+    # not this run's to sweep: only the stale one and the run's own must be gone
+    before = set(Path(tmp).glob("harness-pair-*")) - {stale}
     try:
         done = harness("run", "plans/small.yaml", cwd=root)
         assert done.returncode == 0, done.stderr
         assert [p for p in targets if p.exists()] == []
         (row,) = test_runner.ledger(root)
         assert row.tool == "deposit"
-        assert list(Path(tmp).glob("harness-pair-*")) == []
+        left = set(Path(tmp).glob("harness-pair-*"))
+        assert stale not in left and not left - before, sorted(left - before)
     finally:
         shutil.rmtree(stale, ignore_errors=True)
         for path in targets:

@@ -72,13 +72,13 @@ def test_the_harness_code_that_reads_contracts_and_scores_pairs_is_frozen(tmp_pa
         assert done.returncode == 0, done.stderr
     append(site / "harness" / "contracts" / "loader.py", "# how contracts are read\n")
     append(site / "harness" / "execution" / "runner.py", "# how a pair is scored\n")
-    append(site / "harness" / "analysis" / "tables.py", "# presentation only\n")
+    append(site / "harness" / "analysis" / "tables" / "build.py", "# presentation only\n")
     refused = run("-m", "harness", "run", "plans/small.yaml", cwd=root, site=site)
     assert refused.returncode == 2, refused.stdout + refused.stderr
     said = " ".join(refused.stderr.split())
     assert "harness/contracts/loader.py: harness: changed since freeze" in said
     assert "harness/execution/runner.py: harness: changed since freeze" in said
-    assert "tables.py" not in said  # rendering a finished ledger changes no row
+    assert "build.py" not in said  # rendering a finished ledger changes no row
     assert not (root / "results").exists()
 
 
