@@ -84,7 +84,13 @@ def test_an_interrupted_writer_leaves_nothing_half_done(
     before = snapshot(root)
     monkeypatch.chdir(root)
     monkeypatch.setattr(owner, attribute, interrupted)
-    code = main(args)
+    # a test process started in the background (CI may be) inherits SIGINT ignored, and
+    # Python then installs no KeyboardInterrupt handler: give Ctrl-C its default back
+    saved = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        code = main(args)
+    finally:
+        signal.signal(signal.SIGINT, saved)
     monkeypatch.undo()
     err = capsys.readouterr().err
     assert calls >= nth, f"{command} wrote through {where} only {calls} times: {err}"
