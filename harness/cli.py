@@ -50,11 +50,38 @@ def _write_json(destination: str, payload: str) -> None:
     write_text(path, payload + "\n")  # never leave a half-written report behind
 
 
+def cmd_corpus_record(args: argparse.Namespace) -> int:
+    from harness.targets.recorded import record, write_corpus
+    from harness.targets.registry import load_target
+
+    out = Path(args.out)
+    if not out.is_dir():
+        raise UserError(Problem(args.out, "--out", "the folder does not exist", "create it first"))
+    for name in args.targets:
+        target = load_target(name)
+        corpus = record(target.adapter, target.contracts)
+        path = write_corpus(out, corpus)
+        recorded = {t: n for t, n in corpus.counts.items() if n}
+        console.print(
+            f"{name}: {len(corpus.tasks)} tasks, {len(corpus.calls)} recorded calls -> {path}"
+        )
+        console.print("  " + ", ".join(f"{t} {n}" for t, n in recorded.items()), markup=False)
+        console.print(
+            "  no recorded call: " + (", ".join(corpus.tools_without_calls) or "none"),
+            markup=False,
+        )
+    return 0
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     from harness.checker_registry import resolve_checker
     from harness.targets.registry import load_target
 
     target = load_target(args.target)
+    if args.corpus is not None:
+        from harness.targets.recorded import attach_probe_half
+
+        attach_probe_half(target, Path(args.corpus), args.split_seed)
     checker = resolve_checker(args.checker, seed=args.seed)
     report = checker.check(target, args.tool or None)
     if args.json is not None:
@@ -389,7 +416,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     meta = load_run_meta(result.run_dir)
     for table in main_tables(result.rows, meta, width=console.width):
         console.print(table)
-    scored = [] if meta.comparison_run else score_predictions(result.rows, meta.predictions)
+    scored = (
+        []
+        if meta.comparison_run
+        else score_predictions(result.rows, meta.predictions, meta.project_root)
+    )
     page = result.run_dir / REPORT_HTML
     return _predictions_exit(scored, args.strict, report_pointer(result.run_dir, page))
 
@@ -599,7 +630,24 @@ def build_parser() -> argparse.ArgumentParser:
         default="reference",
         help="a registered checker (reference, static-scanner) or package.module:Class",
     )
+    check.add_argument(
+        "--corpus",
+        metavar="DIR",
+        help="probe also from the recorded pre-states of the probe half of DIR/<target>.json",
+    )
+    check.add_argument(
+        "--split-seed", type=int, default=0, help="the corpus split's seed (default 0)"
+    )
     check.set_defaults(func=cmd_check)
+
+    corpus_cmd = sub.add_parser("corpus", help="recorded-call corpora of the reference solutions")
+    corpus_sub = corpus_cmd.add_subparsers(dest="corpus_command", required=True)
+    corpus_record = corpus_sub.add_parser(
+        "record", help="replay every task's reference calls; one JSON file per target"
+    )
+    corpus_record.add_argument("targets", nargs="+", metavar="TARGET")
+    corpus_record.add_argument("--out", default="corpora", help="folder (default: corpora)")
+    corpus_record.set_defaults(func=cmd_corpus_record)
 
     scan = sub.add_parser("scan", help="static flags for a target's tools")
     scan.add_argument("target", nargs="?", help="a target (with --score: only this target)")

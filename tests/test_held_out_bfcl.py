@@ -1,7 +1,6 @@
-"""BFCL is held out (issue 26): no committed ledger may hold a BFCL pair, so that the next
-checker freeze registers its BFCL predictions before any BFCL pair exists. The
-recorded-calls issue relaxes this to "unless a plan declaring BFCL held out was frozen and
-committed first"."""
+"""BFCL is held out (issue 26): no committed ledger may hold a BFCL pair unless a plan
+declaring that BFCL target held out was frozen and committed first (issue 27), so that a
+checker freeze registers its BFCL predictions before any BFCL pair exists."""
 
 from __future__ import annotations
 
@@ -10,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 HELD_OUT_PREFIX = "bfcl"
@@ -41,14 +41,58 @@ def held_out_pairs(path: Path, prefix: str = HELD_OUT_PREFIX) -> list[str]:
     return found
 
 
-def test_no_committed_ledger_holds_a_bfcl_pair() -> None:
+def _git(*args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=True
+    ).stdout
+
+
+def held_out_freezes(target: str) -> list[str]:
+    """Commits that committed the freeze record of a plan declaring `target` held out (the
+    plan as it stood in that commit), oldest first."""
+    found = []
+    for commit in _git("log", "--reverse", "--format=%H", "--", "plans/*.freeze.json").split():
+        changed = _git("show", "--name-only", "--format=", commit, "--", "plans/*.freeze.json")
+        for record in changed.split():
+            plan_file = record.removesuffix(".freeze.json") + ".yaml"
+            shown = subprocess.run(
+                ["git", "-C", str(ROOT), "show", f"{commit}:{plan_file}"],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if shown.returncode == 0 and target in (yaml.safe_load(shown.stdout) or {}).get(
+                "held_out", []
+            ):
+                found.append(commit)
+    return found
+
+
+def test_no_committed_ledger_holds_a_bfcl_pair_before_a_held_out_freeze() -> None:
     try:
         ledgers = committed_ledgers(ROOT)
     except (OSError, subprocess.CalledProcessError):
         pytest.skip("not a git checkout: nothing is committed here")
     assert ledgers, "the repository commits ledgers: git ls-files found none"
-    found = [hit for path in ledgers for hit in held_out_pairs(path)]
-    assert found == [], f"BFCL is held out, yet committed ledgers hold its pairs: {found}"
+    # every commit that added a BFCL pair to a ledger, from the history itself
+    from harness.execution.held_out import held_out_pairs as committed_pairs
+    from harness.targets.registry import BUILTIN_TARGETS
+
+    bfcl = sorted(t for t in BUILTIN_TARGETS if t.startswith(HELD_OUT_PREFIX))
+    for commit, path, target in committed_pairs(ROOT, bfcl, "HEAD"):
+        freezes = held_out_freezes(target)
+        assert any(
+            f != commit
+            and subprocess.run(
+                ["git", "-C", str(ROOT), "merge-base", "--is-ancestor", f, commit],
+                check=False,
+            ).returncode
+            == 0
+            for f in freezes
+        ), (
+            f"commit {commit} added a pair of held-out {target} ({path}) before any freeze "
+            f"of a plan declaring it held out (such freezes: {freezes or 'none'})"
+        )
 
 
 def test_the_check_sees_a_bfcl_pair(tmp_path: Path) -> None:

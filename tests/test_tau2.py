@@ -187,7 +187,7 @@ def test_candidate_pool_uses_the_hint_and_the_declared_pool():
 
 
 def test_checker_version_bumped():
-    assert REFERENCE_VERSION == "1.2.0"
+    assert REFERENCE_VERSION == "1.3.0"  # issue 27: recorded-state probes, lazy pools
 
 
 # --- friction 3: non-biconditional success warns ----------------------------------------------

@@ -13,6 +13,11 @@ A negative control's verdict holds when the observed tool verdict equals the pre
 fails when the checker gave another verdict, and is undecided when it gave none the
 prediction could be tested against (timeout, crash, compile_error, infra_error, or
 UNTESTABLE where CONFORMS or VIOLATES was predicted).
+A `better_than` prediction (this checker beats a published run, per scope) is scored on
+the closed-world pairs both runs share, by the rule in `harness.analysis.paired`: held when
+the support rule on evidence bounds and McNemar's exact test (the paired sampling-robust
+claim) both say new>old; failed when the new run's upper evidence bound does not exceed the
+old run's lower one, or the test says old>new; undecided otherwise.
 A failed prediction is a result, not an error: `--strict` turns it into exit code 3.
 """
 
@@ -21,10 +26,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 
 import pandas as pd
 
 from harness.analysis.frame import ledger_frame
+from harness.analysis.paired import PairedTable, better_than_outcome, paired_frames
+from harness.analysis.runs import load_rows
 from harness.analysis.scoring import (
     ALL,
     Scope,
@@ -36,7 +44,7 @@ from harness.analysis.scoring import (
 from harness.analysis.statistics import Bounds
 from harness.checker.verdicts import Verdict
 from harness.execution.ledger import LedgerRow
-from harness.execution.plan import POOLED_KEY, Predictions
+from harness.execution.plan import POOLED_KEY, BetterThan, Predictions
 
 PREDICTION_FAILED_EXIT = 3
 
@@ -82,6 +90,7 @@ class PredictionKind(StrEnum):
     PRECISION_FLOOR = "precision_floor"
     ESCAPE_RATE_CEILING = "escape_rate_ceiling"
     NEGATIVE_CONTROL = "negative_control"
+    BETTER_THAN = "better_than"
 
 
 @dataclass(frozen=True)
@@ -95,6 +104,7 @@ class PredictionRow:
     interval: Bounds | None  # None for a verdict
     outcome: Outcome
     post_hoc: bool
+    paired: PairedTable | None = None  # better_than: the shared pairs, new against old
 
 
 def _share(value: float | None) -> str | None:
@@ -203,24 +213,69 @@ def _control_rows(frame: pd.DataFrame) -> list[PredictionRow]:
     ]
 
 
+def _better_than_rows(
+    frame: pd.DataFrame, specs: Sequence[BetterThan], root: str | Path | None
+) -> list[PredictionRow]:
+    out = []
+    for spec in specs:
+        old = _old_frame(spec.run, root)
+        tables = {} if old is None else {t.scope: t for t in paired_frames(frame, old)}
+        post_hoc = bool(frame["post_hoc"].any()) if len(frame) else False
+        for scope in spec.scopes:
+            table = tables.get(scope)
+            observed = None
+            if table is not None and table.n:
+                p = table.mcnemar_p
+                observed = (
+                    f"both {table.both}, only new {table.only_new}, only old {table.only_old}, "
+                    f"neither {table.neither}; support {table.support}; McNemar exact "
+                    f"p={'—' if p is None else f'{p:.4f}'} ({table.paired_claim})"
+                )
+            out.append(
+                PredictionRow(
+                    PredictionKind.BETTER_THAN,
+                    scope,
+                    spec.run,
+                    f"> {spec.run}",
+                    observed if old is not None else "run not found",
+                    table.n if table is not None else 0,
+                    None,  # evidence bounds and the test: the paired table beside it
+                    Outcome(better_than_outcome(table)),
+                    post_hoc,
+                    table,
+                )
+            )
+    return out
+
+
+def _old_frame(run: str, root: str | Path | None) -> pd.DataFrame | None:
+    """The published run's ledger frame; None when it is not there to compare with."""
+    folder = Path(root or ".") / run
+    if not (folder / "ledger.jsonl").is_file():
+        return None
+    return ledger_frame(load_rows(folder))
+
+
 def score_predictions(
-    rows: Sequence[LedgerRow], predictions: Predictions | None
+    rows: Sequence[LedgerRow], predictions: Predictions | None, root: str | Path | None = None
 ) -> list[PredictionRow]:
     """`score_frame_predictions` on the frame of `rows`."""
-    return score_frame_predictions(ledger_frame(rows), predictions)
+    return score_frame_predictions(ledger_frame(rows), predictions, root)
 
 
 def score_frame_predictions(
-    frame: pd.DataFrame, predictions: Predictions | None
+    frame: pd.DataFrame, predictions: Predictions | None, root: str | Path | None = None
 ) -> list[PredictionRow]:
     """Every prediction of the plan (`predictions`; None when unknown) and every negative
     control's predicted verdict (carried by its ledger row), in that order, from the ledger
-    frame (`ledger_frame`)."""
+    frame (`ledger_frame`); `root`: the project root a `better_than` run is relative to
+    (the current folder when None)."""
     out: list[PredictionRow] = []
     if predictions is not None:
         out += _recall_rows(frame, predictions.recall_floor)
         out += _precision_rows(frame, predictions.precision_floor)
         out += _escape_rows(frame, predictions.escape_rate_ceiling)
+        out += _better_than_rows(frame, predictions.better_than, root)
     return out + _control_rows(frame)
 
 

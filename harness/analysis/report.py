@@ -268,7 +268,9 @@ def report(
         headline = [t for t in tables if t.name in MAIN_TABLES]
         forest_png = staging.staged(figure).read_bytes() if figure else None
         predictions = (
-            None if run.comparison_run else score_frame_predictions(frame, run.predictions)
+            None
+            if run.comparison_run
+            else score_frame_predictions(frame, run.predictions, run.project_root)
         )
         sections = []
         if coverage:

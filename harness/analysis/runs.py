@@ -59,6 +59,9 @@ class RunMeta(BaseModel):
     # set by a reader of the ledger, never by run.json: "SHORT: ..." or "ALTERED: ..." when
     # the ledger is not the whole one its run wrote (`incomplete`)
     incomplete: str | None = Field(default=None, exclude=True)
+    # not in run.json: the project the run folder lies in (`load_run_meta`), which a
+    # `better_than` prediction's run path is relative to
+    project_root: str | None = Field(default=None, exclude=True)
 
     def unfinished(self, in_ledger: int) -> str | None:
         """ "unfinished: N of M pairs" when run.json says the run has not ended (an
@@ -81,11 +84,14 @@ def load_run_meta(run_dir: Path) -> RunMeta:
         found = json.loads(read_bytes(path) or b"{}")
         if isinstance(found, dict):
             found.pop("incomplete", None)  # only a reader of the ledger says so
-        return RunMeta.model_validate(found)
+            found.pop("project_root", None)  # nor is where the folder lies the file's to say
+        meta = RunMeta.model_validate(found)
     except (ValueError, ValidationError) as exc:
         raise UserError(
             Problem(str(path), "<top>", f"unreadable run manifest ({exc})", "run the plan again")
         ) from exc
+    root = project_of(run_dir, meta.plan)
+    return meta if root is None else meta.model_copy(update={"project_root": str(root)})
 
 
 @dataclass(frozen=True)

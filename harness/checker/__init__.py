@@ -21,14 +21,14 @@ from harness.errors import Problem, UserError
 from harness.targets.equality import STRICT, EqualityPolicy
 from harness.targets.registry import Target
 
-REFERENCE_VERSION = "1.2.0"  # 1.1: observation clauses; 1.2: annotation-aware probe
-# values, `pool: declared`, the int-vs-float hint in witnesses (issue 19)
+REFERENCE_VERSION = "1.3.0"  # 1.1: observation clauses; 1.2: annotation-aware probe
+# values, `pool: declared`, the int-vs-float hint in witnesses (issue 19); 1.3: probes from
+# recorded pre-states (the probe half of a target's corpus), pools drawn without shuffling
+# whole harvests (issue 27)
 
 # Modules outside this folder whose content decides the reference checker's verdicts.
 # (a folder: every module of it)
 _SHARED_SCOPE = ("contracts/predicate", "targets/equality.py", "defects.py")
-# Re-export modules kept at an old import path: not the checker, so not in its scope.
-_OLD_PATHS = frozenset({"scanner.py"})
 
 
 @runtime_checkable
@@ -117,12 +117,17 @@ class ReferenceChecker:
         self, target: Target, compiled: dict[str, CompiledContract], tool: str
     ) -> ToolReport:
         return ToolCheck(
-            target.adapter, compiled[tool], compiled, seed=self.seed, policy=self.policy
+            target.adapter,
+            compiled[tool],
+            compiled,
+            seed=self.seed,
+            policy=self.policy,
+            recorded=target.recorded.get(tool, ()),
         ).check()
 
     def scope_files(self) -> list[Path]:
         here = Path(__file__).parent
-        own = [p for p in here.glob("*.py") if p.name not in _OLD_PATHS]
+        own = list(here.glob("*.py"))
         shared = [here.parent / name for name in _SHARED_SCOPE]
         files = [p for path in shared for p in (path.glob("*.py") if path.is_dir() else [path])]
         return sorted([*own, *files])

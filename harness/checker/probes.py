@@ -16,7 +16,7 @@ import itertools
 import random
 import types
 import typing
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +34,7 @@ from harness.targets.equality import JSON, canonical_equal, canonical_key
 # A string no seed data uses: the natural "does not exist" value for id arguments.
 UNKNOWN_ID = "zz-unknown"
 MAX_POOL = 32
+WHOLE_SHUFFLE = 1024  # harvests up to this size are shuffled whole (see `seeded_order`)
 SEARCH_BUDGET = 20_000  # precondition evaluations per search
 _ABSENT = object()  # an argument not (yet) assigned
 
@@ -293,11 +294,16 @@ def candidate_pool(
         harvested, edges = list(found.lists), [[]]
     else:  # dict
         harvested, edges = [], [{}]
-    rng.shuffle(harvested)
-    kept: Iterable[JSON] = harvested
+    kept: Iterable[JSON]
+    if len(harvested) <= WHOLE_SHUFFLE:  # as 1.2.0: the same pools where this was cheap
+        rng.shuffle(harvested)
+        kept = harvested if hint is None else (v for v in harvested if fits(v, hint))
+    else:  # the well-typed values only, then drawn lazily (`seeded_order`)
+        # harvested str / int / float values fit their own plain type by construction
+        plain = hint is None or hint is Any or (hint in (str, int, float) and hint.__name__ == base)
+        kept = seeded_order(harvested if plain else _fitting(harvested, hint), rng)
     ill_typed: list[JSON] = []
     if hint is not None:
-        kept = (v for v in harvested if fits(v, hint))  # lazily: the pool stops at its size
         # An ill-typed edge ("" for a Literal) goes last: the happy-path search meets every
         # well-typed value first, a precondition can still be falsified with it.
         ill_typed = [v for v in edges if not fits(v, hint)]
@@ -312,6 +318,49 @@ def candidate_pool(
         ill_typed,
     )
     return _first_unique(pool, max(MAX_POOL, len(declared) + 2))
+
+
+# fits() of a list or dict value by (annotation, id of the value); entries pin their value.
+# tau2 states share untouched records (and their lists) between snapshots, so each is
+# typed once per process.
+_FITS: dict[tuple[Any, int], tuple[JSON, bool]] = {}
+_FITS_ENTRIES = 200_000
+
+
+def _fitting(values: list[JSON], hint: Any) -> list[JSON]:
+    """The values that fit `hint`, in order."""
+    fit = _fitter(hint)
+    out = []
+    for value in values:
+        if isinstance(value, list | dict):
+            key = (hint, id(value))
+            hit = _FITS.get(key)
+            if hit is None or hit[0] is not value:
+                if len(_FITS) >= _FITS_ENTRIES:
+                    _FITS.clear()
+                hit = _FITS[key] = (value, fit(value))
+            if hit[1]:
+                out.append(value)
+        elif fit(value):
+            out.append(value)
+    return out
+
+
+def seeded_order(values: list[JSON], rng: random.Random) -> Iterator[JSON]:
+    """`values` in a seeded random order, drawn lazily: a Fisher-Yates shuffle whose swaps
+    live in a dict, so taking k values costs O(k) however long the list (the pools stop at
+    MAX_POOL; shuffling whole harvests of thousands of values was most of a tau2 check).
+    Harvests up to WHOLE_SHUFFLE values are still shuffled whole as 1.2.0 did
+    (`candidate_pool`), so the comparison with 1.2.0 isolates the recorded probes wherever
+    shuffling was cheap."""
+    n = len(values)
+    swapped: dict[int, int] = {}
+    for i in range(n):
+        j = rng.randrange(i, n)
+        at_j = swapped.get(j, j)
+        swapped[j] = swapped.get(i, i)
+        swapped.pop(i, None)
+        yield values[at_j]
 
 
 def _first_unique(values: Iterable[JSON], limit: int) -> list[JSON]:

@@ -31,7 +31,15 @@ def main() -> None:
     if mismatches:
         send(answers, ("refused", mismatches))
         return
-    ctx = new_context(spec.plan, spec.freeze_id, spec.post_hoc, spec.liveness, None, spec.checker)
+    ctx = new_context(
+        spec.plan,
+        spec.freeze_id,
+        spec.post_hoc,
+        spec.liveness,
+        None,
+        spec.checker,
+        spec.recorded_probes,
+    )
     send(answers, ("ready", None))
     while True:
         try:

@@ -42,7 +42,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import IO, Any
 
@@ -69,6 +69,7 @@ class BatchSpec:
     hashes: dict[str, dict[str, str]]  # installed group -> key -> sha256
     target_versions: dict[str, str]
     checker: str | None = None  # a comparison checker of the plan; None: the plan's checker
+    recorded_probes: dict[str, Any] = field(default_factory=dict)  # the checker's half
 
 
 @dataclass(frozen=True)
@@ -292,6 +293,7 @@ class DaskExecutor:
             hashes=installed_part(job.hashes),  # as verified against the freeze
             target_versions=job.versions,
             checker=job.checker,
+            recorded_probes=job.corpus.recorded_probes,
         )
         size = self.batch_size
         batches = [pairs[i : i + size] for i in range(0, len(pairs), size)]

@@ -34,6 +34,7 @@ from harness.execution.negative_controls import (
     load_control,
 )
 from harness.execution.plan import ArmSpec, Plan
+from harness.execution.recorded_calls import drawn_halves
 from harness.mutation.model import Mutant
 from harness.mutation.screen import SCREENS, Screener, ScreenStatus
 from harness.targets.registry import Target, load_target
@@ -86,6 +87,9 @@ class Corpus(BaseModel):
     liveness: dict[str, dict[str, list[dict[str, Any]]]]  # target -> tool -> calls
     screening_rule: str | None = None  # None: drawn before screening existed
     pools: list[OperatorPool] = []
+    # target -> tool -> the probe half of its recorded calls (plan `recorded_calls:`), for
+    # the checker; left out of the manifest when empty, so older draws read the same
+    recorded_probes: dict[str, dict[str, list[dict[str, Any]]]] = {}
 
 
 def corpus_dir(root: Path, plan: Plan) -> Path:
@@ -332,11 +336,15 @@ def write_corpus(folder: Path, plan: Plan, pool: list[PoolEntry], corpus: Corpus
     from harness.execution.atomic import staged_folder
 
     folder.parent.mkdir(parents=True, exist_ok=True)
+    # a draw without recorded probes writes its manifest as before (same bytes, same hash)
+    left_out = None if corpus.recorded_probes else {"recorded_probes"}
     with staged_folder(folder) as tmp:
         (tmp / "diffs").mkdir()
         pool_json = {"plan": plan.name, "entries": [e.model_dump() for e in pool]}
         (tmp / "pool.json").write_text(json.dumps(pool_json, indent=1, sort_keys=True) + "\n")
-        (tmp / "manifest.json").write_text(corpus.model_dump_json(indent=1) + "\n")
+        (tmp / "manifest.json").write_text(
+            corpus.model_dump_json(indent=1, exclude=left_out) + "\n"
+        )
         for pair in corpus.pairs:
             (tmp / "diffs" / f"{pair.mutant.id}.diff").write_text(pair.mutant.diff)
         (tmp / "README.md").write_text(_readme(plan, corpus))
@@ -394,6 +402,11 @@ def draw(plan: Plan, root: Path, exclude: set[str] | None = None) -> Corpus:
             )
             for tool in tools
         }
+    touched = {name: list(by_tool) for name, by_tool in liveness.items()}
+    recorded_liveness, recorded_probes = drawn_halves(plan, root, targets.values(), touched)
+    for name, by_tool in recorded_liveness.items():
+        for tool, calls in by_tool.items():
+            liveness[name][tool] = [*liveness[name][tool], *calls]  # sampled calls first
     corpus = Corpus(
         plan=plan.name,
         seed=plan.seed,
@@ -401,6 +414,7 @@ def draw(plan: Plan, root: Path, exclude: set[str] | None = None) -> Corpus:
         liveness=liveness,
         screening_rule=plan.screening.rule,
         pools=pools,
+        recorded_probes=recorded_probes,
     )
     duplicates = duplicate_pairs(pairs)
     if duplicates:  # two targets offering one mutant for one tool name: an adapter bug

@@ -28,7 +28,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness.errors import Problem, UserError
 from harness.execution.draw import corpus_dir
+from harness.execution.held_out import check_held_out
 from harness.execution.plan import Plan
+from harness.execution.recorded_calls import corpora_hashes, corpus_split
 from harness.execution.scope import harness_files, tool_files
 from harness.targets.adapter import PackageVersions
 from harness.targets.registry import load_target
@@ -61,6 +63,12 @@ class FreezeRecord(BaseModel):
         default=None,
         description="distribution -> version the checker's behaviour depends on; "
         "None in a schema-1 record, which did not record them",
+    )
+    corpus_split: dict[str, dict[str, list[str]]] | None = Field(
+        default=None,
+        description="target -> {liveness: tasks, probe: tasks}: the split of the recorded-call "
+        "corpora (plan `recorded_calls:`), whose files the `corpora` group hashes; None "
+        "without recorded calls",
     )
 
     @model_validator(mode="before")
@@ -167,6 +175,8 @@ def current_inputs(
     from harness.mutation import screen
 
     hashes["screening"] = {f"rule:{plan.screening.rule}": sha256_file(Path(screen.__file__))}
+    if plan.recorded_calls is not None:  # the corpora the drawn halves came from
+        hashes["corpora"] = corpora_hashes(plan, root)
     controls = root / "controls"
     ids = {c.id for c in plan.negative_controls}
     hashes["controls"] = (
@@ -177,7 +187,8 @@ def current_inputs(
     return hashes, versions
 
 
-PROJECT_GROUPS = frozenset({"plan", "corpus", "screening", "controls"})  # rest: installed_inputs
+# the rest: installed_inputs
+PROJECT_GROUPS = frozenset({"plan", "corpus", "screening", "controls", "corpora"})
 
 
 def installed_part(hashes: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
@@ -277,7 +288,9 @@ def existing_results(root: Path, plan: Plan, freeze_id: str) -> list[Path]:
 
 def freeze(plan_path: Path, plan: Plan, root: Path, used_pairs: list[str]) -> FreezeRecord:
     """Write the freeze record; refused when results of its id already exist (a freeze
-    made after its results proves nothing)."""
+    made after its results proves nothing), or when a committed ledger holds a pair of a
+    held-out target."""
+    check_held_out(root, _rel(plan_path, root), plan.held_out, "HEAD", "this freeze")
     hashes, versions = current_inputs(plan_path, plan, root)
     checker = checker_for(plan)
     checker_name = f"{checker.name} {checker.version}"
@@ -309,11 +322,13 @@ def freeze(plan_path: Path, plan: Plan, root: Path, used_pairs: list[str]) -> Fr
         used_pairs=sorted(used_pairs),
         previous=previous,
         package_versions=packages,
+        corpus_split=corpus_split(plan, root) if plan.recorded_calls is not None else None,
     )
     path = record_path(root, plan)
     from harness.execution.atomic import write_text
 
-    write_text(path, record.model_dump_json(indent=1) + "\n")  # whole or not at all
+    left_out = {"corpus_split"} if record.corpus_split is None else None  # records as before
+    write_text(path, record.model_dump_json(indent=1, exclude=left_out) + "\n")  # whole
     return record
 
 
@@ -327,6 +342,7 @@ def commit_commands(root: Path, plan_path: Path, record: FreezeRecord) -> list[s
     ]
     if (root / "controls").is_dir():
         paths.append("controls")
+    paths += sorted(record.hashes.get("corpora", {}))  # the recorded-call corpora it used
     return [
         "git add " + " ".join(paths),
         f'git commit -m "freeze {record.freeze_id} of plan {record.plan}"',

@@ -10,6 +10,7 @@ Error messages are free text and are not compared.
 
 from __future__ import annotations
 
+import copy
 import random
 from typing import Any
 
@@ -97,13 +98,44 @@ def _masks(adapter: Adapter, contract: Contract | None = None) -> list[tuple[str
     return [parse_pattern(p) for p in dict.fromkeys(patterns)]
 
 
+# A recorded liveness call: {RECORDED: {task, step, prefix}, ARGS: {...}}. Neither key can
+# be an argument's name (not an identifier), so it never meets a sampled call's arguments.
+RECORDED = "@recorded"
+ARGS = "@args"
+
+
+def recorded_call(call: Any) -> dict[str, Any]:
+    """A liveness call of a recorded call (`harness.targets.recorded.RecordedCall`): made on
+    its task's initial environment after its prefix."""
+    prefix = [p.model_dump(mode="json") for p in call.prefix]
+    return {RECORDED: {"task": call.task, "step": call.step, "prefix": prefix}, ARGS: call.args}
+
+
+def call_arguments(call: dict[str, Any]) -> dict[str, JSON]:
+    """The arguments the tool gets on a liveness call (sampled or recorded; a recorded
+    call's a deep copy, so a tool that changes what it is passed never changes the corpus)."""
+    return copy.deepcopy(call[ARGS]) if RECORDED in call else dict(call)
+
+
+def _environment(adapter: Adapter, call: dict[str, Any]) -> Any:
+    """A fresh environment, or a recorded call's pre-state (prefix with the tools as bound)."""
+    if RECORDED not in call:
+        return adapter.fresh()
+    where = call[RECORDED]
+    env = adapter.task_environment(where["task"])  # type: ignore[attr-defined]
+    for step in where["prefix"]:
+        adapter.invoke(env, step["tool"], copy.deepcopy(step["args"]))
+    return env
+
+
 def observe(adapter: Adapter, tool: str, corpus: list[dict[str, JSON]]) -> list[Observation]:
-    """What each corpus call does from a fresh environment, reset included."""
+    """What each corpus call does from a fresh environment (a recorded call: from its
+    pre-state), reset included."""
     masks = _masks(adapter)
     out = []
-    for args in corpus:
-        env = adapter.fresh()
-        outcome = adapter.invoke(env, tool, dict(args))
+    for call in corpus:
+        env = _environment(adapter, call)  # type: ignore[arg-type]
+        outcome = adapter.invoke(env, tool, call_arguments(call))  # type: ignore[arg-type]
         post = mask_state(adapter.snapshot(env), masks)
         try:
             adapter.reset(env)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from harness.contracts.model import Contract
 from harness.contracts.predicate import compile_predicate
 from harness.execution.ledger import MissCause
+from harness.execution.liveness import call_arguments
 from harness.targets.equality import JSON, WILDCARD, Path, bind_pattern, canonical_equal, diff
 
 OUTCOME = "outcome"  # success or error type changed
@@ -121,7 +122,8 @@ def call_changes(
     """Where the mutant's liveness observations differ from the original's, call by call
     with the call's arguments (the same comparison as `liveness.differences`)."""
     out: list[Change] = []
-    for args, before, after in zip(corpus, original, mutant, strict=True):
+    for call, before, after in zip(corpus, original, mutant, strict=True):
+        args = call_arguments(dict(call))  # a recorded call's arguments, not its envelope
         if before["success"] != after["success"] or before["error_type"] != after["error_type"]:
             out.append(Change(args, OUTCOME))
         if not canonical_equal(before["result"], after["result"]):

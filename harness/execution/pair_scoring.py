@@ -45,6 +45,7 @@ from harness.execution.liveness import Observation, differences, kill_vector, ob
 from harness.execution.miss_cause import call_changes, clause_patterns, miss_cause
 from harness.execution.negative_controls import patched_contract
 from harness.execution.plan import Plan
+from harness.execution.recorded_calls import attach_probes
 from harness.execution.run_folder import read_verified_json, record_digest
 from harness.targets.adapter import GraderAdapter, SplitGrader
 from harness.targets.registry import Target, load_target
@@ -118,11 +119,19 @@ def new_context(
     liveness: dict[str, Any],
     corpus: Corpus | None,
     checker: str | None = None,
+    recorded_probes: dict[str, Any] | None = None,
 ) -> RunContext:
     """A context with targets and checker loaded; `complete_context` adds what pairs need."""
-    if corpus is None:  # a Dask worker gets the liveness calls, not the whole corpus
-        corpus = Corpus(plan=plan.name, seed=plan.seed, pairs=[], liveness=liveness)
+    if corpus is None:  # a Dask worker gets the liveness and recorded calls, not the corpus
+        corpus = Corpus(
+            plan=plan.name,
+            seed=plan.seed,
+            pairs=[],
+            liveness=liveness,
+            recorded_probes=recorded_probes or {},
+        )
     targets = {t.name: t for t in map(load_target, plan.targets())}  # as mutants name them
+    attach_probes(targets, corpus.recorded_probes)  # the checker's half of the recorded calls
     return RunContext(plan, freeze_id, post_hoc, corpus, targets, checker_for(plan, checker))
 
 

@@ -91,6 +91,39 @@ class Screening(_Strict):
     )
 
 
+class RecordedCalls(_Strict):
+    """The recorded-call corpora a plan uses (`harness corpus record`): each target's tasks
+    split, seeded, into a liveness half and a probe half that never meet."""
+
+    corpora: str = Field(
+        default="corpora",
+        description="Folder of <target>.json corpora, relative to the project root; every "
+        "target of the plan whose adapter ships tasks must have one",
+    )
+    split_seed: int = Field(description="Seed of the split by task (harness.targets.recorded)")
+    liveness_per_tool: int | None = Field(
+        default=None,
+        ge=1,
+        description="At most this many recorded calls per tool join the liveness corpus (a "
+        "seeded choice); none: every call of the liveness half",
+    )
+
+
+class BetterThan(_Strict):
+    """This plan's checker beats a published run, scored on the closed-world pairs both
+    share (`harness.analysis.paired`: paired table, support rule, McNemar's exact test)."""
+
+    run: str = Field(
+        description="The published run folder, relative to the project root "
+        "(results/reference/<plan>/<run>)"
+    )
+    scopes: list[Literal["toy", "real", "pooled"]] = Field(
+        default_factory=lambda: ["toy", "real", "pooled"],
+        min_length=1,
+        description="The scopes predicted, each scored on its own shared pairs",
+    )
+
+
 class Predictions(_Strict):
     """What the plan expects, scored after every run (`harness.analysis.predictions`): a
     floor holds when the whole 95% interval lies at or above it, a ceiling when it lies at
@@ -115,6 +148,11 @@ class Predictions(_Strict):
         default="warn",
         description="A prediction that can never hold at its drawn n (`harness plan check`): "
         "warn (the default) prints it at draw and freeze; error makes them refuse",
+    )
+    better_than: list[BetterThan] = Field(
+        default_factory=list,
+        description="Published runs this checker is predicted to beat, per scope, on the "
+        "pairs both share (held / failed / undecided: README, Predictions that compare)",
     )
     notes: str | None = None
 
@@ -149,6 +187,18 @@ class Plan(_Strict):
     )
     liveness_probes_per_tool: int = Field(default=12, ge=1)
     screening: Screening = Screening()
+    held_out: list[str] = Field(
+        default_factory=list,
+        description="Targets of this plan on which no committed ledger of the repository may "
+        "hold a pair before its freeze; `harness freeze` and `harness publish` verify it "
+        "from git history (harness.execution.held_out): the blind measurement",
+    )
+    recorded_calls: RecordedCalls | None = Field(
+        default=None,
+        description="Recorded calls of the benchmarks' reference solutions: the liveness half "
+        "joins the liveness corpus, the probe half goes to the checker (1.3.0 probes from "
+        "their pre-states); both are drawn into the corpus and hashed by the freeze",
+    )
     arms: list[ArmSpec] = Field(min_length=1)
     negative_controls: list[NegativeControlSpec] = Field(default_factory=list)
     predictions: Predictions = Predictions()
@@ -164,6 +214,12 @@ class Plan(_Strict):
         ids = [c.id for c in self.negative_controls]
         if len(set(ids)) != len(ids):
             raise ValueError("negative_controls: control ids must be unique")
+        unknown = sorted(set(self.held_out) - set(self.targets()))
+        if unknown:
+            raise ValueError(
+                f"held_out: {', '.join(unknown)} is no target of the plan's arms; name one of "
+                + ", ".join(self.targets())
+            )
         return self
 
     def targets(self) -> list[str]:
@@ -183,9 +239,28 @@ def load_plan(path: Path) -> Plan:
             )
         )
     problems = prediction_problems(plan, str(path))
+    problems += _compared_runs(plan, path)
     if problems:
         raise UserError(problems)
     return plan
+
+
+def _compared_runs(plan: Plan, path: Path) -> list[Problem]:
+    """A `better_than` run must be there to compare with (relative to the project root)."""
+    if not plan.predictions.better_than or path.resolve().parent.name != "plans":
+        return []
+    root = path.resolve().parent.parent
+    return [
+        Problem(
+            str(path),
+            f"predictions.better_than[{index}].run",
+            f"{spec.run} holds no ledger.jsonl",
+            "name a published run folder, relative to the project root "
+            "(results/reference/PLAN/RUN)",
+        )
+        for index, spec in enumerate(plan.predictions.better_than)
+        if not (root / spec.run / "ledger.jsonl").is_file()
+    ]
 
 
 def _family(operator: str) -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from harness.errors import Problem, UserError
 from harness.execution.atomic import staged_folder
+from harness.execution.held_out import check_held_out
 from harness.execution.history import check_order
 from harness.execution.run_folder import (
     ledger_state,
@@ -61,13 +62,14 @@ def publish(run_dir: Path) -> Path:
         )
     results = run_dir.resolve().parent.parent
     if not manifest.get("post_hoc"):
-        check_order(
+        found = check_order(
             results.parent,
             run_dir,
             manifest["plan"],
             manifest["freeze_id"],
             manifest.get("freeze_record"),
         )
+        _check_held_out(results.parent, manifest["plan"], found.commit)
     destination = results / "reference" / manifest["plan"] / manifest["run"]
     destination.parent.mkdir(parents=True, exist_ok=True)
     # written aside and swapped in whole: an interrupt or a full disk leaves the old copy
@@ -80,3 +82,14 @@ def publish(run_dir: Path) -> Path:
         if drawn.is_file():
             shutil.copy2(drawn, tmp / RUN_CORPUS)
     return destination
+
+
+def _check_held_out(root: Path, plan: str, freeze_commit: str | None) -> None:
+    """The plan's held-out targets unseen in every ledger committed up to its freeze commit."""
+    from harness.execution.plan import load_plan
+
+    plan_path = root / "plans" / f"{plan}.yaml"
+    if not plan_path.exists() or freeze_commit is None:
+        return
+    held_out = load_plan(plan_path).held_out
+    check_held_out(root, f"plans/{plan}.yaml", held_out, freeze_commit, "its freeze commit")

@@ -162,6 +162,10 @@ class TaskAdapter(Protocol):
         they are part of the prefix that reproduces a later call's pre-state), in order."""
         ...
 
+    # Optional beside these: `copy_environment(env)`, a new environment in `env`'s state
+    # sharing nothing with it, or None when rebuilding the state costs less than copying it
+    # (`harness.checker.dynamic.copy_of`).
+
 
 @runtime_checkable
 class GraderAdapter(Protocol):

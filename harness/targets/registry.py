@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from harness.contracts.loader import contract_files, load_contract
 from harness.contracts.model import Contract
@@ -30,6 +31,9 @@ class Target:
     adapter: Adapter
     contracts: dict[str, Contract]
     contract_paths: dict[str, Path] = field(default_factory=dict)
+    # tool -> the probe half of its recorded calls (`harness.targets.recorded.RecordedCall`),
+    # set by whoever loads the corpus (a plan with recorded_calls, `harness check --corpus`)
+    recorded: dict[str, list[Any]] = field(default_factory=dict)
 
     @property
     def name(self) -> str:

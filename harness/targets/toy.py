@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import toy_domain
-from harness.targets.adapter import InvokeOutcome
+from harness.targets.adapter import InvokeOutcome, ReferenceCall
 from harness.targets.equality import JSON
 from toy_domain import TOOLS
 from toy_domain.environment import ToyEnvironment, fresh_environment
@@ -76,6 +76,29 @@ class ToyAdapter:
 
     def volatile_paths(self) -> list[str]:
         return ["bank.last_activity"]
+
+    # --- the task suite (TaskAdapter) ----------------------------------------------------
+
+    def task_ids(self) -> list[str]:
+        from toy_domain.tasks import TASKS
+
+        return sorted(task.id for task in TASKS)
+
+    def task_environment(self, task: str) -> ToyEnvironment:
+        self._task(task)  # an unknown id is an error, not a default environment
+        return fresh_environment()  # every toy task starts from the default environment
+
+    def reference_calls(self, task: str) -> list[ReferenceCall]:
+        return [ReferenceCall(c.function, dict(c.args)) for c in self._task(task).ground_truth]
+
+    @staticmethod
+    def _task(task: str) -> Any:
+        from toy_domain.tasks import TASKS
+
+        found = {t.id: t for t in TASKS}
+        if task not in found:
+            raise KeyError(f"unknown toy task {task!r}; known: {', '.join(sorted(found))}")
+        return found[task]
 
     @staticmethod
     def _service_parameter(tool: str, function: Callable[..., Any]) -> str:

@@ -42,6 +42,7 @@ from harness.analysis.tables.controls import (
 )
 from harness.analysis.tables.grader import grader_table, grader_tasks_table
 from harness.analysis.tables.open_world import cause_table, escape_table
+from harness.analysis.tables.paired import paired_table
 from harness.analysis.tables.per_tool import tool_table
 from harness.analysis.tables.predictions import predictions_table
 from harness.execution.ledger import LedgerRow
@@ -105,7 +106,11 @@ def _tables(rows: Sequence[LedgerRow], meta: RunMeta) -> list[Table]:
     if meta.pools:
         tables.append(pool_table(meta))
     # last, so `harness run` prints it last; a comparison checker's run has none to score
-    predictions = [] if meta.comparison_run else score_frame_predictions(frame, meta.predictions)
+    predictions = (
+        []
+        if meta.comparison_run
+        else score_frame_predictions(frame, meta.predictions, meta.project_root)
+    )
     if predictions:
         source = (
             meta.predictions_source
@@ -113,4 +118,6 @@ def _tables(rows: Sequence[LedgerRow], meta: RunMeta) -> list[Table]:
             else "unknown (run.json records none and no frozen plan matched the run)"
         )
         tables.append(predictions_table(predictions, meta, source))
+        if any(p.paired is not None for p in predictions):
+            tables.append(paired_table(predictions, meta))
     return tables

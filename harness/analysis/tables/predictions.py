@@ -70,6 +70,10 @@ def predictions_table(predictions: Sequence[PredictionRow], meta: RunMeta, sourc
             "negative control: held when the observed tool verdict is the predicted one, "
             "failed when it is another verdict, undecided when there is no verdict to test "
             "(no verdict, or UNTESTABLE against a predicted CONFORMS / VIOLATES).",
+            "better_than: on the closed-world pairs both runs share; held when the support "
+            "rule on evidence bounds and McNemar's exact test (p < 0.05) both say new>old, "
+            "failed when the new upper evidence bound is at most the old lower one or the "
+            "test says old>new, undecided otherwise (the paired table below).",
             f"{tally[Outcome.HELD]} held, {tally[Outcome.FAILED]} failed, "
             f"{tally[Outcome.UNDECIDED]} undecided of {len(predictions)}.",
         ),

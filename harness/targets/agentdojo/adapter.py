@@ -43,7 +43,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness.targets.adapter import InvokeOutcome, ResetUnsupported
+from harness.targets.adapter import InvokeOutcome, ReferenceCall, ResetUnsupported
 from harness.targets.agentdojo.suite_data import LoadedSuite as _Suite
 from harness.targets.agentdojo.suite_data import load_suite as _load
 from harness.targets.equality import JSON
@@ -233,6 +233,27 @@ class AgentDojoAdapter:
 
     def volatile_paths(self) -> list[str]:
         return [*DERIVED_PATHS[self.suite], *CLOCK_PATHS[self.suite]]
+
+    # --- the user tasks (TaskAdapter) ----------------------------------------------------
+
+    def task_ids(self) -> list[str]:
+        return sorted(self._data.suite.user_tasks)
+
+    def task_environment(self, task: str) -> Any:
+        """The default environment after the user task's own `init_environment` (no
+        injections), as the suite's pipeline prepares it."""
+        return self._user_task(task).init_environment(self.fresh())
+
+    def reference_calls(self, task: str) -> list[ReferenceCall]:
+        """The task's ground-truth calls, computed from its own environment."""
+        calls = self._user_task(task).ground_truth(self.task_environment(task))
+        return [ReferenceCall(c.function, dict(to_json(dict(c.args)))) for c in calls]
+
+    def _user_task(self, task: str) -> Any:
+        tasks = self._data.suite.user_tasks
+        if task not in tasks:
+            raise KeyError(f"unknown user task {task!r} of {self.name}")
+        return tasks[task]
 
     # --- mutants -----------------------------------------------------------------------------
 

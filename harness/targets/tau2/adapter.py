@@ -40,7 +40,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from harness.targets.adapter import InvokeOutcome, ResetUnsupported
+from harness.targets.adapter import InvokeOutcome, ReferenceCall, ResetUnsupported
 from harness.targets.equality import JSON
 from harness.targets.tau2.sync import telecom_sync
 
@@ -420,6 +420,41 @@ class Tau2Adapter:
         from harness.targets.tau2.grader import grade
 
         return grade(self, task)
+
+    # --- the tasks (TaskAdapter) -------------------------------------------------------------
+
+    def task_ids(self) -> list[str]:
+        from harness.targets.tau2.grader import tasks
+
+        return sorted(tasks(self.domain))
+
+    def task_environment(self, task: str) -> Tau2Environment:
+        """A fresh environment after the task's initialisation actions."""
+        from harness.targets.tau2.grader import initialized
+
+        return initialized(self, self._task(task))
+
+    def copy_environment(self, env: Tau2Environment) -> Tau2Environment | None:
+        """A copy of `env` as it is, for the checker's recorded pre-states: telecom's
+        databases are small (a deep copy takes about 1 ms, a task's initialization 15 ms);
+        airline's and retail's are large and copied on read, so rebuilding them is cheaper
+        (None)."""
+        return copy.deepcopy(env) if self.domain == "telecom" else None
+
+    def reference_calls(self, task: str) -> list[ReferenceCall]:
+        """The task's gold actions in order (those naming a tool of this target)."""
+        from harness.targets.tau2.grader import gold_actions
+
+        tools = self._data.tools
+        return [ReferenceCall(n, a) for n, a in gold_actions(self._task(task)) if n in tools]
+
+    def _task(self, task: str) -> Any:
+        from harness.targets.tau2.grader import tasks
+
+        found = tasks(self.domain)
+        if task not in found:
+            raise KeyError(f"unknown task {task!r} of {self.name}")
+        return found[task]
 
 
 def _to_json(value: Any) -> JSON:

@@ -90,6 +90,17 @@ def grader_tasks(adapter: _Adapter, tool: str) -> list[str]:
 def replay(adapter: _Adapter, task: Any) -> Any:
     """A fresh environment after `task`'s initialisation and gold actions (errors swallowed,
     as the port's `get_expected_db` swallows `ToolError`)."""
+    env = initialized(adapter, task)
+    for action in _actions(task):
+        if action.name in SKIPPED_ACTIONS:
+            continue
+        role = "agent" if action.requestor == "assistant" else "user"
+        _call(adapter, env, role, action.name, action.arguments)
+    return env
+
+
+def initialized(adapter: _Adapter, task: Any) -> Any:
+    """A fresh environment after `task`'s initialisation actions (telecom's broken devices)."""
     env = adapter.fresh()
     state = task.initial_state
     for action in (state.initialization_actions or []) if state is not None else []:
@@ -100,12 +111,12 @@ def replay(adapter: _Adapter, task: Any) -> Any:
             action.func_name,
             action.arguments,
         )
-    for action in _actions(task):
-        if action.name in SKIPPED_ACTIONS:
-            continue
-        role = "agent" if action.requestor == "assistant" else "user"
-        _call(adapter, env, role, action.name, action.arguments)
     return env
+
+
+def gold_actions(task: Any) -> list[tuple[str, dict[str, Any]]]:
+    """`task`'s gold actions in order, as (tool, arguments)."""
+    return [(a.name, dict(a.arguments)) for a in _actions(task)]
 
 
 def _instance(env: Any, role: str) -> Any:

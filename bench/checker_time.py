@@ -1,0 +1,159 @@
+"""Bare checker time per tool, reference checker 1.2.0 against this one, on ORIGINAL tools.
+
+    python bench/checker_time.py [--old REV] [--targets T ...] [--repeat N]
+
+In one sitting: the harness package of git revision REV (default: the last commit whose
+reference checker is 1.2.0) is extracted to a temporary folder, and one child process per
+checker loads each target (default: the three tau2 domains) and compiles its contracts
+once, then times `check(target, [tool])` on request; the parent asks the children in turn,
+tool by tool, REPEAT rounds (default 3), and keeps each one's minimum. The new checker is
+timed twice: bare (fresh-environment probes only, as `harness check` without --corpus)
+and with the probe half of the target's recorded-call corpus (corpora/, split seed 0).
+Only original tools are checked; no mutant, plan or ledger is touched. Prints one line
+per tool and the ratio old/new per target (geometric mean over tools, and total over
+total); the machine may be shared, so only the ratios of this sitting mean anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+from io import BytesIO
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+OLD_REV = "69c95e2"  # the adapter protocol commit: reference checker 1.2.0
+TAU2 = ("tau2-airline", "tau2-retail", "tau2-telecom")
+
+CHILD = r"""
+import json, sys, time
+from pathlib import Path
+import harness
+from harness.checker import REFERENCE_VERSION, ReferenceChecker, compile_target
+from harness.targets.registry import load_target
+
+targets, corpus = json.loads(sys.argv[1]), sys.argv[2]
+loaded = {}
+for name in targets:
+    target = load_target(name)
+    if corpus:
+        from harness.targets.recorded import attach_probe_half
+        attach_probe_half(target, Path(corpus), 0)
+    target.adapter.fresh()
+    compile_target(target)
+    loaded[name] = target
+checker = ReferenceChecker()
+tools = {name: sorted(t.contracts) for name, t in loaded.items()}
+print(json.dumps({"version": REFERENCE_VERSION, "package": harness.__file__, "tools": tools}))
+sys.stdout.flush()
+for line in sys.stdin:  # one "target tool" per line: check it once, answer the seconds
+    name, tool = line.split()
+    began = time.perf_counter()
+    checker.check(loaded[name], [tool])
+    print(time.perf_counter() - began)
+    sys.stdout.flush()
+"""
+
+
+class Child:
+    """One checker in its own process, timing one tool check per request."""
+
+    def __init__(self, targets: list[str], path: Path | None, corpus: str):
+        env = dict(os.environ, PYTHONHASHSEED="0")
+        if path is not None:  # the old package first on the path, ahead of the editable one
+            env["PYTHONPATH"] = os.pathsep.join([str(path), env.get("PYTHONPATH", "")])
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", CHILD, json.dumps(targets), corpus],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=tempfile.gettempdir(),  # so the worktree's harness is not found through cwd
+        )
+        self.meta = json.loads(self._line())
+
+    def _line(self) -> str:
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        if not line:
+            sys.exit(f"a checker child died (exit {self.process.wait()})")
+        return line
+
+    def seconds(self, target: str, tool: str) -> float:
+        assert self.process.stdin is not None
+        self.process.stdin.write(f"{target} {tool}\n")
+        self.process.stdin.flush()
+        return float(self._line())
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait()
+
+
+def extract(rev: str, into: Path) -> Path:
+    """The `harness` package of `rev`, unpacked under `into` (what PYTHONPATH will find)."""
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", "--format=tar", rev, "harness"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    with tarfile.open(fileobj=BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return into
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--old", default=OLD_REV)
+    parser.add_argument("--targets", nargs="+", default=list(TAU2))
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        old = Child(args.targets, extract(args.old, Path(folder)), "")
+        new = Child(args.targets, None, "")
+        recorded = Child(args.targets, None, str(REPO / "corpora"))
+        children = (old, new, recorded)
+        if old.meta["version"] == new.meta["version"]:
+            sys.exit(f"both children run checker {old.meta['version']} ({old.meta['package']})")
+        # interleaved, tool by tool and round by round, so a change of the machine's load
+        # falls on all three alike; the minimum of the rounds is kept
+        best: dict[str, list[float]] = {}
+        for target in args.targets:
+            for tool in old.meta["tools"][target]:
+                key = f"{target}:{tool}"
+                best[key] = [float("inf")] * 3
+                for _ in range(args.repeat):
+                    for index, child in enumerate(children):
+                        best[key][index] = min(best[key][index], child.seconds(target, tool))
+        for child in children:
+            child.close()
+    print(
+        f"old: reference {old.meta['version']} ({args.old}); new: reference "
+        f"{new.meta['version']}; minimum of {args.repeat} interleaved rounds"
+    )
+    print(f"{'target:tool':58} {'old s':>8} {'new s':>8} {'old/new':>8} {'+recorded s':>12}")
+    for target in args.targets:
+        keys = [k for k in best if k.startswith(f"{target}:")]
+        for key in keys:
+            o, n, r = best[key]
+            print(f"{key:58} {o:8.3f} {n:8.3f} {o / n:8.2f} {r:12.3f}")
+        ratios = [best[k][0] / best[k][1] for k in keys]
+        geo = math.exp(sum(map(math.log, ratios)) / len(ratios))
+        total_old, total_new, total_rec = (sum(best[k][i] for k in keys) for i in range(3))
+        print(
+            f"{target}: {len(keys)} tools; old/new per tool (geometric mean) {geo:.2f}; "
+            f"total old {total_old:.2f} s, new {total_new:.2f} s ({total_old / total_new:.2f}x), "
+            f"new with recorded probes {total_rec:.2f} s"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
