@@ -63,6 +63,7 @@ def test_the_paired_table_counts_shared_pairs_only_per_scope() -> None:
         _row("infra", INFRA),
         _row("r1", D, "tau2-airline"),
         _row("r2", M, "tau2-airline"),
+        _row("w1", D, "agentdojo-workspace"),
         _row("ctl", D, op="C-REORDER"),  # a control arm: not a closed-world pair
     ]
     old = [
@@ -74,17 +75,24 @@ def test_the_paired_table_counts_shared_pairs_only_per_scope() -> None:
         _row("infra", D),
         _row("r1", M, "tau2-airline"),
         _row("r2", M, "tau2-airline"),
+        _row("w1", D, "agentdojo-workspace"),
         _row("ctl", M, op="C-REORDER"),
     ]
     for row in (*new, *old):
         if row.operator.startswith("C-"):
             object.__setattr__(row, "arm", "controls")
-    tables = {t.scope: t for t in paired_tables(new, old)}
+    found = paired_tables(new, old)
+    # toy, real, each real benchmark (sorted), pooled
+    assert [t.scope for t in found] == ["toy", "real", "agentdojo", "tau2", "pooled"]
+    tables = {t.scope: t for t in found}
     toy, real, pooled = tables["toy"], tables["real"], tables["pooled"]
     assert (toy.both, toy.only_new, toy.only_old, toy.neither) == (1, 2, 1, 1)
     assert (toy.undecided_new, toy.undecided_old) == (1, 0)
-    assert (real.both, real.only_new, real.only_old, real.neither) == (0, 1, 0, 1)
-    assert pooled.n == toy.n + real.n == 7
+    assert (real.both, real.only_new, real.only_old, real.neither) == (1, 1, 0, 1)
+    tau2, agentdojo = tables["tau2"], tables["agentdojo"]
+    assert (tau2.both, tau2.only_new, tau2.only_old, tau2.neither) == (0, 1, 0, 1)
+    assert (agentdojo.both, agentdojo.n) == (1, 1)
+    assert pooled.n == toy.n + real.n == 8
     # toy: new [3/5, 4/5], old [2/5, 2/5]: new's lower end 0.6 > old's upper 0.4
     assert toy.evidence_new == (0.6, 0.8) and toy.evidence_old == (0.4, 0.4)
     assert toy.support == "new>old"
@@ -153,10 +161,12 @@ def test_the_paired_table_renders_every_count_and_claim(tmp_path: Path) -> None:
     scored = score_predictions(new, Predictions(better_than=[spec]), tmp_path)
     text = render_markdown(paired_table(scored, RunMeta(plan="p", run="r", freeze_id="f")))
     assert "McNemar exact p" in text and "paired sampling-robust claim" in text
-    line = next(row for row in text.splitlines() if row.startswith("| old"))
-    cells = [c.strip() for c in line.strip("|").split("|")]
-    assert cells[1:7] == ["pooled", "12", "0", "12", "0", "0"]
-    assert cells[9] == "new>old" and cells[11] == "new>old" and cells[12] == "held"
+    lines = [row for row in text.splitlines() if row.startswith("| old")]
+    toy, pooled = ([c.strip() for c in line.strip("|").split("|")] for line in lines)
+    # every scope is shown; only the predicted one has an outcome
+    assert toy[1] == "toy" and toy[12] == "not predicted"
+    assert pooled[1:7] == ["pooled", "12", "0", "12", "0", "0"]
+    assert pooled[9] == "new>old" and pooled[11] == "new>old" and pooled[12] == "held"
 
 
 def test_a_plan_naming_a_run_that_is_not_there_is_refused(tmp_path: Path) -> None:

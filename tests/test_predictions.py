@@ -24,6 +24,7 @@ from harness.analysis.runs import RunMeta, load_run, with_frozen_predictions
 from harness.analysis.scoring import Scope, correct_flag, flag_precision
 from harness.analysis.statistics import wilson_interval
 from harness.checker.verdicts import Verdict
+from harness.defects import DefectClass
 from harness.execution.ledger import LedgerRow, PairStatus, Timing
 from harness.execution.plan import Predictions
 
@@ -136,6 +137,39 @@ def _flag(arm: str, operator: str, tool: str, predicted: Verdict | None = None) 
         predicted=predicted,
         timing=Timing(seconds=0.1, started_at="2026-01-01T00:00:00+00:00"),
     )
+
+
+def _pair(target: str, tool: str, status: PairStatus, n: int) -> LedgerRow:
+    row = _flag("closed_world", "M-PHANTOM", tool).model_copy(
+        update={"target": target, "status": status, "pair_id": f"{target}:{tool}:{n}"}
+    )
+    return row.model_copy(update={"defect_class": DefectClass.PHANTOM_EFFECT})
+
+
+def test_a_benchmark_floor_is_scored_on_that_benchmarks_pairs_alone_and_comes_first():
+    # bfcl: 9 of 10 detected on 2 tools; tau2: 0 of 10 (it must not pull bfcl's recall down)
+    rows = [
+        _pair("bfcl-message", "send", PairStatus.DETECTED if i else PairStatus.MISSED, i)
+        for i in range(5)
+    ]
+    rows += [_pair("bfcl-posting", "post", PairStatus.DETECTED, i) for i in range(5)]
+    rows += [_pair("tau2-retail", "cancel", PairStatus.MISSED, i) for i in range(10)]
+    predictions = Predictions(
+        recall_floor={"all": 0.1},
+        benchmark_recall_floor={"bfcl": {"all": 0.5, "M-PHANTOM": 0.95}, "tau2": {"all": 0.5}},
+    )
+    scored = score_predictions(rows, predictions)
+    head = [(p.scope, p.subject, p.observed, p.n, p.outcome) for p in scored[:3]]
+    # Wilson 95% for 9 of 10: [0.596, 0.982]; the design effect over the two tools is 1
+    # here (the intraclass correlation estimate is negative, clipped at 0)
+    assert head == [
+        ("bfcl", "all", "0.900", 10, Outcome.HELD),
+        ("bfcl", "M-PHANTOM", "0.900", 10, Outcome.UNDECIDED),
+        ("tau2", "all", "0.000", 10, Outcome.FAILED),
+    ]
+    lo, hi = scored[0].interval
+    assert (round(lo, 3), round(hi, 3)) == (0.596, 0.982)
+    assert scored[3].kind is PredictionKind.RECALL_FLOOR and scored[3].scope == "real"
 
 
 def test_flag_precision_of_25_correct_flags_has_the_published_lower_bound():
@@ -273,6 +307,16 @@ def test_plan_schema_shows_the_prediction_fields(tmp_path):
             "fix: add an open_world arm or remove the ceiling",
         ),
         ("recall_ceiling: {M-RESET: 0.5}", "predictions.recall_ceiling"),
+        (
+            "benchmark_recall_floor: {bfcl: {all: 0.5}}",
+            "predictions.benchmark_recall_floor.bfcl: no closed-world arm draws from a target "
+            "of benchmark 'bfcl'",
+        ),
+        (
+            "benchmark_recall_floor: {toy_domain: {M-NOPE: 0.5}}",
+            "predictions.benchmark_recall_floor.toy_domain.M-NOPE: no closed-world arm of "
+            "benchmark 'toy_domain' draws operator 'M-NOPE'; fix: name one of M-RESET, all",
+        ),
     ],
 )
 def test_bad_predictions_are_one_line_errors(tmp_path, predictions, message):

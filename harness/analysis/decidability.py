@@ -36,7 +36,7 @@ from harness.analysis.statistics import Side, decidability, design_effect, n_to_
 from harness.analysis.table_model import Column, Kind, Row, Table
 from harness.errors import Problem
 from harness.execution.draw import Corpus
-from harness.execution.plan import POOLED_KEY, Plan, _family
+from harness.execution.plan import POOLED_KEY, Plan, _family, in_benchmark
 from harness.mutation.model import Arm
 
 POWER = 0.8
@@ -119,8 +119,10 @@ def published_figures(run_dir: Path) -> Published:
 
 def _drawn(plan: Plan, corpus: Corpus) -> dict[tuple[str, str, str], list[str]]:
     """(kind, scope, operator key) -> the tool of each drawn pair, grouped as the tables
-    group them: closed world per scope and operator (and `all`), open world pooled per
-    operator, family (`<family>/*`) and `all`."""
+    group them: closed world per scope and operator (and `all`), and per benchmark of
+    `benchmark_recall_floor` (scope = the benchmark), open world pooled per operator,
+    family (`<family>/*`) and `all`."""
+    benches = list(plan.predictions.benchmark_recall_floor)
     kinds = {a.name: a.kind for a in plan.arms}
     out: dict[tuple[str, str, str], list[str]] = defaultdict(list)
     for pair in corpus.pairs:
@@ -128,9 +130,11 @@ def _drawn(plan: Plan, corpus: Corpus) -> dict[tuple[str, str, str], list[str]]:
         tool = f"{m.target}/{pair.tool}"
         if kind is Arm.CLOSED_WORLD:
             scope = Scope.TOY if m.target == TOY_TARGET else Scope.REAL
-            for s in (scope, Scope.POOLED):
+            scopes = [scope.value, Scope.POOLED.value]
+            scopes += [b for b in benches if in_benchmark(m.target, b)]
+            for s in scopes:
                 for op in (m.operator, ALL):
-                    out[("recall_floor", s.value, op)].append(tool)
+                    out[("recall_floor", s, op)].append(tool)
         elif kind is Arm.OPEN_WORLD:
             for op in (m.operator, f"{_family(m.operator)}/*", ALL):
                 out[("escape_rate_ceiling", Scope.POOLED.value, op)].append(tool)
@@ -204,6 +208,12 @@ def check_plan(
     docstring); a prediction with no drawn pair gets one row with n = 0 (never holds)."""
     drawn = _drawn(plan, corpus)
     out: list[DecidabilityRow] = []
+    for bench, floors in plan.predictions.benchmark_recall_floor.items():
+        for subject, bound in floors.items():
+            op = ALL if subject == POOLED_KEY else subject
+            tools = drawn.get(("recall_floor", bench, op), [])
+            row = _row("recall_floor", bench, subject, "floor", bound, tools, None, icc, assume)
+            out.append(row)
     for subject, bound in plan.predictions.recall_floor.items():
         op = ALL if subject == POOLED_KEY else subject
         scopes = [s.value for s in Scope if ("recall_floor", s.value, op) in drawn]

@@ -1,7 +1,9 @@
 """`better_than`: a new run against a published one, pair for pair, on the pairs both share.
 
 Shared pairs: closed-world pairs (arm kind `closed_world`) with the same pair id in both
-ledgers and in n in both (infra errors left out), per scope (toy, real, pooled). On them:
+ledgers and in n in both (infra errors left out), per scope: toy, real, each benchmark of
+the real targets (the name before the first `-`: agentdojo, bfcl, tau2) and pooled. On
+them:
 
 - the paired table: detected by both, only by the new run, only by the old, by neither;
 - the support rule on evidence bounds, beside it: each run's [P/N, (P+U)/N] over the shared
@@ -94,15 +96,22 @@ def mcnemar_exact(only_new: int, only_old: int) -> float | None:
     return float(mcnemar([[0, only_new], [only_old, 0]], exact=True).pvalue)
 
 
+def benchmark_of(target: str) -> str:
+    """The benchmark a target belongs to: the name before its first `-` (tau2-retail ->
+    tau2), the toy domain its own."""
+    return target.split("-", 1)[0]
+
+
 def _shared(new: pd.DataFrame, old: pd.DataFrame) -> pd.DataFrame:
-    keep = ["pair_id", "scope", "detected", "undecided"]
+    keep = ["pair_id", "scope", "target", "detected", "undecided"]
     a = new[(new["arm_kind"] == CLOSED_WORLD) & new["in_n"]][keep]
     b = old[(old["arm_kind"] == CLOSED_WORLD) & old["in_n"]][keep]
     return a.merge(b, on="pair_id", suffixes=("_new", "_old"))
 
 
 def paired_tables(new: Sequence[LedgerRow], old: Sequence[LedgerRow]) -> list[PairedTable]:
-    """One table per scope with shared pairs (toy, real), then pooled."""
+    """One table per scope with shared pairs (toy, real, each real benchmark), then
+    pooled."""
     return paired_frames(ledger_frame(new), ledger_frame(old))
 
 
@@ -113,6 +122,9 @@ def paired_frames(new: pd.DataFrame, old: pd.DataFrame) -> list[PairedTable]:
         (scope.value, shared[shared["scope_new"].astype(str) == scope.value])
         for scope in (Scope.TOY, Scope.REAL)
     ]
+    real = shared[shared["scope_new"].astype(str) == Scope.REAL.value]
+    benches = real["target_new"].astype(str).map(benchmark_of)
+    parts += [(bench, real[benches == bench]) for bench in sorted(set(benches))]
     parts.append((Scope.POOLED.value, shared))
     for name, part in parts:
         if name != Scope.POOLED.value and part.empty:

@@ -13,6 +13,8 @@ A negative control's verdict holds when the observed tool verdict equals the pre
 fails when the checker gave another verdict, and is undecided when it gave none the
 prediction could be tested against (timeout, crash, compile_error, infra_error, or
 UNTESTABLE where CONFORMS or VIOLATES was predicted).
+A `benchmark_recall_floor` is the recall floor on one benchmark's pairs alone (its scope
+is the benchmark's name); its rows come first.
 A `better_than` prediction (this checker beats a published run, per scope) is scored on
 the closed-world pairs both runs share, by the rule in `harness.analysis.paired`: held when
 the support rule on evidence bounds and McNemar's exact test (the paired sampling-robust
@@ -44,7 +46,7 @@ from harness.analysis.scoring import (
 from harness.analysis.statistics import Bounds
 from harness.checker.verdicts import Verdict
 from harness.execution.ledger import LedgerRow
-from harness.execution.plan import POOLED_KEY, BetterThan, Predictions
+from harness.execution.plan import POOLED_KEY, BetterThan, Predictions, in_benchmark
 
 PREDICTION_FAILED_EXIT = 3
 
@@ -105,6 +107,9 @@ class PredictionRow:
     outcome: Outcome
     post_hoc: bool
     paired: PairedTable | None = None  # better_than: the shared pairs, new against old
+    # better_than: every scope's table against the same run (the paired table shows them
+    # all, the predicted ones with their outcome)
+    paired_context: tuple[PairedTable, ...] = ()
 
 
 def _share(value: float | None) -> str | None:
@@ -140,9 +145,43 @@ def _recall_rows(frame: pd.DataFrame, floors: dict[str, float]) -> list[Predicti
     return out
 
 
-def _untested(kind: PredictionKind, subject: str, predicted: str) -> PredictionRow:
+def _benchmark_rows(
+    frame: pd.DataFrame, floors: dict[str, dict[str, float]]
+) -> list[PredictionRow]:
+    """`benchmark_recall_floor`: the recall rule on one benchmark's pairs alone, scope =
+    the benchmark (its pooled row: a benchmark is all real or all toy)."""
+    out = []
+    for bench, by_operator in floors.items():
+        mine = frame[[in_benchmark(t, bench) for t in frame["target"]]] if len(frame) else frame
+        pooled = {r.operator: r for r in closed_world_recall(mine) if r.scope is Scope.POOLED}
+        for operator, floor in by_operator.items():
+            r = pooled.get(ALL if operator == POOLED_KEY else operator)
+            if r is None:
+                row = _untested(PredictionKind.RECALL_FLOOR, operator, f"≥ {floor:.3f}", bench)
+                out.append(row)
+                continue
+            interval = (r.recall.clustered.lo, r.recall.clustered.hi)
+            out.append(
+                PredictionRow(
+                    PredictionKind.RECALL_FLOOR,
+                    bench,
+                    operator,
+                    f"≥ {floor:.3f}",
+                    _share(r.recall.value),
+                    r.recall.n,
+                    interval,
+                    floor_outcome(floor, interval) if r.recall.n else Outcome.UNDECIDED,
+                    r.counts.post_hoc,
+                )
+            )
+    return out
+
+
+def _untested(
+    kind: PredictionKind, subject: str, predicted: str, scope: str = Scope.POOLED.value
+) -> PredictionRow:
     return PredictionRow(
-        kind, Scope.POOLED.value, subject, predicted, None, 0, NO_PAIRS, Outcome.UNDECIDED, False
+        kind, scope, subject, predicted, None, 0, NO_PAIRS, Outcome.UNDECIDED, False
     )
 
 
@@ -219,7 +258,8 @@ def _better_than_rows(
     out = []
     for spec in specs:
         old = _old_frame(spec.run, root)
-        tables = {} if old is None else {t.scope: t for t in paired_frames(frame, old)}
+        context = () if old is None else tuple(paired_frames(frame, old))
+        tables = {t.scope: t for t in context}
         post_hoc = bool(frame["post_hoc"].any()) if len(frame) else False
         for scope in spec.scopes:
             table = tables.get(scope)
@@ -243,6 +283,7 @@ def _better_than_rows(
                     Outcome(better_than_outcome(table)),
                     post_hoc,
                     table,
+                    context,
                 )
             )
     return out
@@ -272,6 +313,8 @@ def score_frame_predictions(
     (the current folder when None)."""
     out: list[PredictionRow] = []
     if predictions is not None:
+        # a benchmark's own floors first: a held-out benchmark's are the blind claims
+        out += _benchmark_rows(frame, predictions.benchmark_recall_floor)
         out += _recall_rows(frame, predictions.recall_floor)
         out += _precision_rows(frame, predictions.precision_floor)
         out += _escape_rows(frame, predictions.escape_rate_ceiling)

@@ -117,10 +117,12 @@ class BetterThan(_Strict):
         description="The published run folder, relative to the project root "
         "(results/reference/<plan>/<run>)"
     )
-    scopes: list[Literal["toy", "real", "pooled"]] = Field(
+    scopes: list[str] = Field(
         default_factory=lambda: ["toy", "real", "pooled"],
         min_length=1,
-        description="The scopes predicted, each scored on its own shared pairs",
+        description="The scopes predicted, each scored on its own shared pairs: toy, real, "
+        "pooled, or a benchmark of the real targets (the name before the first `-`: "
+        "agentdojo, tau2, bfcl)",
     )
 
 
@@ -133,6 +135,13 @@ class Predictions(_Strict):
         default_factory=dict,
         description="Closed-world operator (or `all`) -> recall (detected / n) expected at "
         "least, in every scope that has its pairs (toy, real, pooled)",
+    )
+    benchmark_recall_floor: dict[str, dict[str, Share]] = Field(
+        default_factory=dict,
+        description="Benchmark -> closed-world operator (or `all`) -> recall on that "
+        "benchmark's pairs alone expected at least; a benchmark is a target name or the "
+        "prefix before `-` of target names (`bfcl` for bfcl-file-system, bfcl-message, ...): "
+        "how a held-out benchmark's own claims are registered",
     )
     precision_floor: Share | None = Field(
         default=None,
@@ -269,6 +278,11 @@ def _family(operator: str) -> str:
     return head if "/" in operator else head.split("-", 1)[0]
 
 
+def in_benchmark(target: str, benchmark: str) -> bool:
+    """`target` is `benchmark` itself or one of its targets (`bfcl` holds bfcl-message)."""
+    return target == benchmark or target.startswith(benchmark + "-")
+
+
 def prediction_problems(plan: Plan, file: str) -> list[Problem]:
     """A prediction whose key names nothing the plan draws could never be scored."""
     closed = sorted({op for a in plan.arms if a.kind is Arm.CLOSED_WORLD for op in a.operators})
@@ -285,6 +299,49 @@ def prediction_problems(plan: Plan, file: str) -> list[Problem]:
                     "name one of " + ", ".join([*closed, POOLED_KEY]),
                 )
             )
+    for bench, floors in plan.predictions.benchmark_recall_floor.items():
+        drawn = sorted(
+            {
+                op
+                for a in plan.arms
+                if a.kind is Arm.CLOSED_WORLD and in_benchmark(a.target, bench)
+                for op in a.operators
+            }
+        )
+        if not drawn:
+            problems.append(
+                Problem(
+                    file,
+                    f"predictions.benchmark_recall_floor.{bench}",
+                    f"no closed-world arm draws from a target of benchmark {bench!r}",
+                    "name a target, or the prefix before `-` of target names, that a "
+                    "closed-world arm draws from",
+                )
+            )
+            continue
+        for key in floors:
+            if key != POOLED_KEY and key not in drawn:
+                problems.append(
+                    Problem(
+                        file,
+                        f"predictions.benchmark_recall_floor.{bench}.{key}",
+                        f"no closed-world arm of benchmark {bench!r} draws operator {key!r}",
+                        "name one of " + ", ".join([*drawn, POOLED_KEY]),
+                    )
+                )
+    closed_targets = {a.target for a in plan.arms if a.kind is Arm.CLOSED_WORLD}
+    benchmarks = sorted({t.split("-", 1)[0] for t in closed_targets if "-" in t})
+    for i, spec in enumerate(plan.predictions.better_than):
+        for scope in spec.scopes:
+            if scope not in ("toy", "real", "pooled", *benchmarks):
+                problems.append(
+                    Problem(
+                        file,
+                        f"predictions.better_than.{i}.scopes",
+                        f"{scope!r} is no scope of the plan's closed-world pairs",
+                        "name one of " + ", ".join(["toy", "real", "pooled", *benchmarks]),
+                    )
+                )
     for key in plan.predictions.escape_rate_ceiling:
         if not opened or (key != POOLED_KEY and key not in opened and key not in families):
             choices = [*opened, *families, POOLED_KEY] if opened else []

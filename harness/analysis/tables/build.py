@@ -118,6 +118,6 @@ def _tables(rows: Sequence[LedgerRow], meta: RunMeta) -> list[Table]:
             else "unknown (run.json records none and no frozen plan matched the run)"
         )
         tables.append(predictions_table(predictions, meta, source))
-        if any(p.paired is not None for p in predictions):
+        if any(p.paired_context for p in predictions):
             tables.append(paired_table(predictions, meta))
     return tables

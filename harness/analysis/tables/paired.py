@@ -27,30 +27,34 @@ def paired_table(predictions: Sequence[PredictionRow], meta: RunMeta) -> Table:
         Column("outcome", "outcome", Kind.TEXT),
     )
     rows = []
+    by_run: dict[str, list[PredictionRow]] = {}
     for p in predictions:
-        t = p.paired
-        if t is None:
-            continue
-        rows.append(
-            Row(
-                (
-                    p.subject,
-                    t.scope,
-                    t.n,
-                    t.both,
-                    t.only_new,
-                    t.only_old,
-                    t.neither,
-                    t.evidence_new,
-                    t.evidence_old,
-                    t.support,
-                    t.mcnemar_p,
-                    t.paired_claim,
-                    p.outcome.value,
-                ),
-                post_hoc=p.post_hoc,
+        if p.paired is not None or p.paired_context:
+            by_run.setdefault(p.subject, []).append(p)
+    for run, predicted in by_run.items():
+        outcomes = {p.scope: p for p in predicted}
+        for t in predicted[0].paired_context:
+            p = outcomes.get(t.scope)
+            rows.append(
+                Row(
+                    (
+                        run,
+                        t.scope,
+                        t.n,
+                        t.both,
+                        t.only_new,
+                        t.only_old,
+                        t.neither,
+                        t.evidence_new,
+                        t.evidence_old,
+                        t.support,
+                        t.mcnemar_p,
+                        t.paired_claim,
+                        p.outcome.value if p is not None else "not predicted",
+                    ),
+                    post_hoc=predicted[0].post_hoc,
+                )
             )
-        )
     return Table(
         "paired",
         "better_than: this run against a published run, on the pairs both share",
@@ -63,6 +67,8 @@ def paired_table(predictions: Sequence[PredictionRow], meta: RunMeta) -> Table:
             "both; both / only new / only old / neither: detected by which run.",
             "evidence: [P/N, (P+U)/N] over the shared pairs (U: undecided). Support claim: "
             "new>old only if the new run's lower end exceeds the old run's upper end.",
+            "scopes: toy, real, each benchmark of the real targets, pooled; outcome only for "
+            "the scopes the plan predicted.",
             "McNemar exact p: two-sided binomial test of only new against only new + only old "
             f"at 1/2 (statsmodels); the paired sampling-robust claim at p < {ALPHA}, with its "
             "direction.",
