@@ -253,7 +253,8 @@ def cmd_draw(args: argparse.Namespace) -> int:
                     "freeze",
                     f"the plan is frozen "
                     f"(freeze {record.freeze_id}); drawing again changes its sample",
-                    "pass --refreeze to draw from the pairs no freeze used",
+                    "pass --refreeze to draw sampled arms from the pairs no freeze used "
+                    "(census arms take every candidate again)",
                 )
             )
         exclude = record.all_used()
@@ -666,7 +667,8 @@ def build_parser() -> argparse.ArgumentParser:
     draw.add_argument(
         "--refreeze",
         action="store_true",
-        help="draw anew for a frozen plan, from pairs no earlier freeze used",
+        help="draw anew for a frozen plan: sampled arms from pairs no earlier freeze used, "
+        "census arms (draw: all) every candidate again",
     )
     draw.set_defaults(func=cmd_draw)
 

@@ -218,6 +218,49 @@ def test_an_exhaustive_arm_takes_no_draw_size_and_a_sampled_arm_needs_one() -> N
         ArmSpec.model_validate(base)
 
 
+def test_a_refrozen_census_takes_every_candidate_and_a_sampled_arm_only_unused_ones() -> None:
+    from harness.execution.draw import draw_sample
+    from harness.execution.plan import Plan
+
+    plan = Plan.model_validate(
+        {
+            "schema_version": 1,
+            "name": "p",
+            "description": "d",
+            "seed": 1,
+            "timeout_seconds": 5,
+            "arms": [
+                {
+                    "name": "census",
+                    "kind": "closed_world",
+                    "target": "toy_domain",
+                    "operators": ["M-PHANTOM"],
+                    "draw": "all",
+                },
+                {
+                    "name": "sample",
+                    "kind": "closed_world",
+                    "target": "toy_domain",
+                    "operators": ["M-PHANTOM"],
+                    "draw_per_operator": 2,
+                },
+            ],
+        }
+    )
+    from harness.execution.draw import PoolEntry
+
+    pool = [
+        PoolEntry(
+            pair_id=f"{arm}{i}", mutant_id=f"{arm}{i}", arm=arm, operator="M-PHANTOM", tool=f"t{i}"
+        )
+        for arm in ("census", "sample")
+        for i in range(3)
+    ]
+    used = {"census0", "census1", "sample0", "sample1"}
+    drawn = {e.pair_id for e in draw_sample(plan, pool, used)}
+    assert drawn == {"census0", "census1", "census2", "sample2"}
+
+
 # --- end to end -----------------------------------------------------------------------------------
 
 EXHAUSTIVE = """

@@ -257,7 +257,9 @@ def operator_pools(
 def draw_sample(plan: Plan, pool: list[PoolEntry], exclude: set[str]) -> list[PoolEntry]:
     """Per arm and operator, `draw_per_operator` pairs; stratified: round-robin over tools
     in a seeded order, each tool's pairs in a seeded order. An arm with `draw: all` takes
-    every kept candidate not in `exclude`, in pool order."""
+    every kept candidate, in pool order: a census is the whole pool, so `exclude` (the
+    pairs earlier freezes used, for `--refreeze`) applies to sampled arms only, and a
+    refrozen census scores the pairs its last freeze scored, pair for pair."""
     drawn: list[PoolEntry] = []
     for arm in plan.arms:
         for operator in expand_operators(arm):
@@ -268,7 +270,7 @@ def draw_sample(plan: Plan, pool: list[PoolEntry], exclude: set[str]) -> list[Po
                 if e.arm == arm.name
                 and e.operator == operator
                 and e.screen is ScreenStatus.KEPT  # a screened candidate is never drawn
-                and e.pair_id not in exclude
+                and (arm.draw_per_operator is None or e.pair_id not in exclude)
             ]
             if arm.draw_per_operator is None:  # draw: all: the whole screened pool
                 drawn += candidates
