@@ -115,6 +115,7 @@ def main() -> int:
     parser.add_argument("--targets", nargs="+", default=list(TAU2))
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory() as folder:
         old = Child(args.targets, extract(args.old, Path(folder)), "")
         new = Child(args.targets, None, "")
@@ -150,8 +151,10 @@ def main() -> int:
         print(
             f"{target}: {len(keys)} tools; old/new per tool (geometric mean) {geo:.2f}; "
             f"total old {total_old:.2f} s, new {total_new:.2f} s ({total_old / total_new:.2f}x), "
-            f"new with recorded probes {total_rec:.2f} s"
+            f"new with recorded probes {total_rec:.2f} s "
+            f"(old/recorded {total_old / total_rec:.2f}x)"
         )
+    print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
 
