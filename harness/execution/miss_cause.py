@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from harness.contracts.model import Contract
 from harness.contracts.predicate import compile_predicate
 from harness.execution.ledger import MissCause
-from harness.targets.equality import JSON, WILDCARD, Path, bind_pattern, canonical_equal, diff
+from harness.execution.liveness import CallDifference, compare
+from harness.targets.equality import JSON, WILDCARD, Path, bind_pattern
 
 OUTCOME = "outcome"  # success or error type changed
 RESULT = "result"  # the returned value changed
@@ -120,17 +121,21 @@ def call_changes(
 ) -> list[Change]:
     """Where the mutant's liveness observations differ from the original's, call by call
     with the call's arguments (the same comparison as `liveness.differences`)."""
+    return changes_of(compare(list(original), list(mutant)), corpus)
+
+
+def changes_of(
+    calls: Sequence[CallDifference], corpus: Sequence[Mapping[str, JSON]]
+) -> list[Change]:
+    """`call_changes` from the per-call comparison (`liveness.compare`) already made."""
     out: list[Change] = []
-    for args, before, after in zip(corpus, original, mutant, strict=True):
-        if before["success"] != after["success"] or before["error_type"] != after["error_type"]:
+    for args, call in zip(corpus, calls, strict=True):
+        if call.outcome:
             out.append(Change(args, OUTCOME))
-        if not canonical_equal(before["result"], after["result"]):
+        if call.result:
             out.append(Change(args, RESULT))
-        for key in ("post", "after_reset"):
-            out += [
-                Change(args, path=d.path, after_reset=key == "after_reset")
-                for d in diff(before[key], after[key], limit=20)
-            ]
+        out += [Change(args, path=d.path) for d in call.post]
+        out += [Change(args, path=d.path, after_reset=True) for d in call.after_reset]
     return out
 
 

@@ -41,8 +41,13 @@ from harness.execution.ledger import (
     PairScore,
     PairStatus,
 )
-from harness.execution.liveness import Observation, differences, kill_vector, observe
-from harness.execution.miss_cause import call_changes, clause_patterns, miss_cause
+from harness.execution.liveness import (
+    Observation,
+    compare,
+    kill_vector_of,
+    observe,
+)
+from harness.execution.miss_cause import changes_of, clause_patterns, miss_cause
 from harness.execution.negative_controls import patched_contract
 from harness.execution.plan import Plan
 from harness.execution.run_folder import read_verified_json, record_digest
@@ -371,12 +376,12 @@ def _decide(
     the grader's answer, and the checker's report (or what the checker raised)."""
     mutant = pair.mutant
     key = (mutant.target, pair.tool)
-    found = differences(ctx.observations[key], observations)
+    calls = compare(ctx.observations[key], observations)  # each observation diffed once
     seen = {
-        "live": bool(found),
+        "live": any(calls),
         "grader_caught": caught,
         "grader_tasks": tasks,
-        "kill_vector": kill_vector(ctx.observations[key], observations),
+        "kill_vector": kill_vector_of(calls),
     }
     if isinstance(report, Exception):  # the checker under test failed on this mutant
         return PairScore(
@@ -410,7 +415,7 @@ def _decide(
     if report.verdict is Verdict.UNTESTABLE:
         return PairScore(**seen, status=PairStatus.UNTESTABLE, tool_verdict=report.verdict)
     corpus = ctx.corpus.liveness.get(mutant.target, {}).get(pair.tool, [])
-    changes = call_changes(ctx.observations[key], observations, corpus)
+    changes = changes_of(calls, corpus)
     contracts = ctx.targets[mutant.target].contracts
     cause = miss_cause(changes, clause_patterns(contracts[pair.tool]))
     return PairScore(
