@@ -62,6 +62,7 @@ from harness.execution.pair_scoring import (
     score_pair,
     score_unexecuted,
 )
+from harness.execution.setup_cache import SetupCache
 
 _FORK = multiprocessing.get_context("fork")
 EXECUTORS = ("local", "dask")
@@ -236,6 +237,7 @@ class LocalExecutor:
             job.plan, job.freeze_id, job.post_hoc, job.corpus.liveness, job.corpus, job.checker
         )
         ctx.skip_by_coverage = job.skip_by_coverage
+        ctx.setup = SetupCache.for_run(job.root, job.freeze_id)  # set-up once per freeze
         # only what the pairs to score need: rows depend on the original tool alone, so a
         # resumed run prepares less and scores the same
         complete_context(ctx, pairs, job.folder / "baseline.json")

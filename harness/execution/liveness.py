@@ -27,6 +27,7 @@ from harness.targets.equality import (
 )
 
 Observation = dict[str, Any]
+OBSERVATION_FIELDS = ("success", "error_type", "result", "post", "after_reset")
 
 
 def _values(state: JSON) -> dict[str, list[JSON]]:

@@ -10,10 +10,12 @@ one function decides the row (`_decide`), so a pair scores the same either way."
 from __future__ import annotations
 
 import json
+import os
+import platform
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from harness.checker.verdicts import ToolReport, Verdict
 from harness.execution.atomic import write_bytes
@@ -42,6 +44,7 @@ from harness.execution.ledger import (
     PairStatus,
 )
 from harness.execution.liveness import (
+    OBSERVATION_FIELDS,
     Observation,
     compare,
     kill_vector_of,
@@ -51,8 +54,11 @@ from harness.execution.miss_cause import changes_of, clause_patterns, miss_cause
 from harness.execution.negative_controls import patched_contract
 from harness.execution.plan import Plan
 from harness.execution.run_folder import read_verified_json, record_digest
+from harness.execution.setup_cache import SetupCache, calls_digest
 from harness.targets.adapter import GraderAdapter, SplitGrader
 from harness.targets.registry import Target, load_target
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -75,6 +81,10 @@ class RunContext:
     # (target, task) -> the functions its evaluation starts on the original (a SplitGrader)
     evaluations: dict[tuple[str, str], frozenset[str] | None] = field(default_factory=dict)
     reuse: dict[str, Reuse] = field(default_factory=dict)  # pair id -> runs taken from the original
+    setup: SetupCache | None = None  # the freeze's set-up cache (`harness.execution.setup_cache`)
+
+    def checker_label(self) -> str:
+        return f"{self.checker.name} {self.checker.version}"
 
 
 @dataclass(frozen=True)
@@ -146,7 +156,11 @@ def complete_baselines(
         if label in cached:
             ctx.baselines[(name, tool)] = ToolReport.model_validate(cached[label])
             continue
-        report = ctx.checker.check(ctx.targets[name], [tool]).tool(tool)
+        parts = {"checker": ctx.checker_label(), "target": name, "tool": tool}
+        report = _cached(ctx, "baseline", parts, ToolReport.model_validate)
+        if report is None:
+            report = ctx.checker.check(ctx.targets[name], [tool]).tool(tool)
+            _store(ctx, "baseline", parts, report.model_dump(mode="json"))
         ctx.baselines[(name, tool)] = report
         cached[label] = report.model_dump(mode="json")
     if cache is not None:
@@ -173,7 +187,12 @@ def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None
     for name, tool in keys:
         calls = ctx.corpus.liveness.get(name, {}).get(tool)
         if (name, tool) not in ctx.observations and calls is not None:
-            ctx.observations[(name, tool)] = observe(ctx.targets[name].adapter, tool, calls)
+            parts = {"target": name, "tool": tool, "calls": calls_digest(calls)}
+            found = _cached(ctx, "observations", parts, _observations)
+            if found is None:
+                found = observe(ctx.targets[name].adapter, tool, calls)
+                _store(ctx, "observations", parts, found)
+            ctx.observations[(name, tool)] = found
     path = None if cache is None else cache.with_name(COVERAGE)
     cached = _read_coverage(path) if ctx.skip_by_coverage else {}
     names = _code_names(ctx, pairs)
@@ -183,21 +202,80 @@ def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None
             if (name, task) in ctx.grades:
                 continue
             if ctx.skip_by_coverage and isinstance(adapter, SplitGrader):
-                known = cached["evaluations"].get(f"{name}:{task}")
-                record = None if known is None else EvaluationCoverage.model_validate(known)
-                if record is not None and record.packages != sorted(names[name].packages):
-                    record = None
-                ctx.grades[(name, task)], ctx.evaluation_keys[(name, task)], started = _split_grade(
-                    adapter, task, names[name], record
-                )
+                parts = {"target": name, "task": task, "packages": sorted(names[name].packages)}
+                split = _cached(ctx, "split_grade", parts, _split_entry)
+                if split is None:
+                    known = cached["evaluations"].get(f"{name}:{task}")
+                    record = None if known is None else EvaluationCoverage.model_validate(known)
+                    if record is not None and record.packages != sorted(names[name].packages):
+                        record = None
+                    split = _split_grade(adapter, task, names[name], record)
+                    grade, key, started = split
+                    entry = {"grade": grade, "fingerprint": key.hex() if key else None}
+                    _store(ctx, "split_grade", parts, entry | {"functions": sorted(started)})
+                grade, key, started = split
+                ctx.grades[(name, task)], ctx.evaluation_keys[(name, task)] = grade, key
                 ctx.evaluations[(name, task)] = started
             else:
-                ctx.grades[(name, task)] = adapter.grade(task)
+                parts = {"target": name, "task": task}
+                found = _cached(ctx, "grade", parts, _bool)
+                if found is None:
+                    found = adapter.grade(task)
+                    _store(ctx, "grade", parts, found)
+                ctx.grades[(name, task)] = found
     if ctx.skip_by_coverage:
         complete_coverage(ctx, pairs, keys, names, cached, path)
 
 
 COVERAGE = "coverage.json"
+
+
+def _cached(
+    ctx: RunContext, kind: str, parts: dict[str, Any], decode: Callable[[Any], T]
+) -> T | None:
+    """The set-up cache's verified entry, when the context has a cache and may trust one:
+    only under a fixed hash seed are the original's outcomes the same in another process."""
+    if ctx.setup is None or not _hash_seed_fixed():
+        return None
+    return ctx.setup.get(kind, _process_parts(parts), decode)
+
+
+def _store(ctx: RunContext, kind: str, parts: dict[str, Any], value: Any) -> None:
+    if ctx.setup is not None and _hash_seed_fixed():
+        ctx.setup.put(kind, _process_parts(parts), value)
+
+
+def _hash_seed_fixed() -> bool:
+    return os.environ.get("PYTHONHASHSEED", "random") != "random"
+
+
+def _process_parts(parts: dict[str, Any]) -> dict[str, Any]:
+    """What of this process the original's outcomes may depend on, beside the freeze."""
+    seed = os.environ.get("PYTHONHASHSEED")
+    return parts | {"hash_seed": seed, "python": platform.python_version()}
+
+
+def _observations(value: Any) -> list[Observation]:
+    if not isinstance(value, list) or not all(
+        isinstance(o, dict) and set(o) == set(OBSERVATION_FIELDS) for o in value
+    ):
+        raise ValueError("not a list of liveness observations")
+    return value
+
+
+def _bool(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError("not a verdict")
+    return value
+
+
+def _split_entry(value: Any) -> tuple[bool, bytes | None, frozenset[str]]:
+    key = value["fingerprint"]
+    return (
+        _bool(value["grade"]),
+        None if key is None else bytes.fromhex(key),
+        frozenset(value["functions"]),
+    )
 
 
 def _read_coverage(path: Path | None) -> dict[str, dict[str, Any]]:
@@ -253,7 +331,11 @@ def complete_coverage(
         known = cached["tools"].get(f"{name}:{tool}")
         record = None if known is None else ToolCoverage.model_validate(known)
         if record is None or not record.covers(names[name].packages, wanted):
-            record = _record(ctx, name, tool, names[name], wanted)
+            parts = {"checker": ctx.checker_label(), "target": name, "tool": tool}
+            record = _cached(ctx, "coverage", parts, ToolCoverage.model_validate)
+            if record is None or not record.covers(names[name].packages, wanted):
+                record = _record(ctx, name, tool, names[name], wanted)
+                _store(ctx, "coverage", parts, record.model_dump(mode="json"))
             cached["tools"][f"{name}:{tool}"] = record.model_dump(mode="json")
         ctx.coverage[(name, tool)] = record
     for (name, task), started in ctx.evaluations.items():
