@@ -32,13 +32,16 @@ def main() -> None:
         send(answers, ("refused", mismatches))
         return
     ctx = new_context(spec.plan, spec.freeze_id, spec.post_hoc, spec.liveness, None, spec.checker)
+    if spec.prepared is not None:
+        spec.prepared.into(ctx)
     send(answers, ("ready", None))
     while True:
         try:
             pairs = pickle.load(requests)
         except EOFError:
             return
-        complete_context(ctx, pairs, None)
+        if spec.prepared is None:  # a client that sends no set-up: prepared here, per batch
+            complete_context(ctx, pairs, None)
         score_pairs(ctx, pairs, 1, lambda outcome: send(answers, ("outcome", outcome)))
         send(answers, ("done", None))
 

@@ -88,6 +88,40 @@ class RunContext:
 
 
 @dataclass(frozen=True)
+class PreparedSetup:
+    """A context's set-up on the original tools, as the Dask client sends it to its batch
+    hosts: prepared once for the whole run (and taken from the freeze's set-up cache), so a
+    host scores with the same original outcomes and coverage reuse as the local executor,
+    and prepares nothing itself."""
+
+    baselines: dict[tuple[str, str], ToolReport]
+    observations: dict[tuple[str, str], list[Observation]]
+    grades: dict[tuple[str, str], bool]
+    skip_by_coverage: bool
+    evaluation_keys: dict[tuple[str, str], bytes | None]
+    evaluations: dict[tuple[str, str], frozenset[str] | None]
+    reuse: dict[str, Reuse]
+
+    @classmethod
+    def of(cls, ctx: RunContext) -> PreparedSetup:
+        return cls(
+            ctx.baselines,
+            ctx.observations,
+            ctx.grades,
+            ctx.skip_by_coverage,
+            ctx.evaluation_keys,
+            ctx.evaluations,
+            ctx.reuse,
+        )
+
+    def into(self, ctx: RunContext) -> None:
+        ctx.baselines, ctx.observations, ctx.grades = self.baselines, self.observations, self.grades
+        ctx.skip_by_coverage = self.skip_by_coverage
+        ctx.evaluation_keys, ctx.evaluations = self.evaluation_keys, self.evaluations
+        ctx.reuse = self.reuse
+
+
+@dataclass(frozen=True)
 class RunJob:
     """What an executor is given besides the pairs: the verified plan and its run."""
 
@@ -175,6 +209,21 @@ def write_baseline(job: RunJob, pairs: list[DrawnPair]) -> None:
         job.plan, job.freeze_id, job.post_hoc, job.corpus.liveness, job.corpus, job.checker
     )
     complete_baselines(ctx, pairs, job.folder / "baseline.json")
+
+
+def prepared_context(job: RunJob, pairs: list[DrawnPair]) -> RunContext:
+    """The run's context, complete for `pairs`, as every executor prepares it in the process
+    that called `harness run`: the run folder's baseline.json and coverage.json written, and
+    the set-up taken from (or added to) the freeze's set-up cache."""
+    ctx = new_context(
+        job.plan, job.freeze_id, job.post_hoc, job.corpus.liveness, job.corpus, job.checker
+    )
+    ctx.skip_by_coverage = job.skip_by_coverage
+    ctx.setup = SetupCache.for_run(job.root, job.freeze_id)  # set-up once per freeze
+    # only what the pairs to score need: rows depend on the original tool alone, so a
+    # resumed run prepares less and scores the same
+    complete_context(ctx, pairs, job.folder / "baseline.json")
+    return ctx
 
 
 def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None) -> None:
