@@ -9,6 +9,7 @@ one function decides the row (`_decide`), so a pair scores the same either way."
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -274,6 +275,30 @@ def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None
                 ctx.grades[(name, task)] = found
     if ctx.skip_by_coverage:
         complete_coverage(ctx, pairs, keys, names, cached, path)
+    if ctx.setup is not None and ctx.setup.hits:
+        _warm_up(ctx, keys)
+
+
+def _warm_up(ctx: RunContext, keys: list[tuple[str, str]]) -> None:
+    """After a set-up taken from the cache, what computing it would have left warm in this
+    process for every forked pair to inherit, at the cost of one run of each kind: the
+    checker's run of one tool per target (its compiled contracts), the first liveness call
+    of each tool, and one grader task per target (its suite's data). Without it each pair
+    paid them itself (bench/overhead.py: cached pairs were slower than uncached ones)."""
+    warmed: set[str] = set()
+    for name, tool in keys:
+        target = ctx.targets[name]
+        calls = ctx.corpus.liveness.get(name, {}).get(tool) or []
+        observe(target.adapter, tool, calls[:1])
+        if name in warmed:
+            continue
+        warmed.add(name)
+        with contextlib.suppress(Exception):  # the run is computed for its side effects only
+            ctx.checker.check(target, [tool])
+        tasks = _grader_tasks(target.adapter, tool)
+        if tasks:
+            with contextlib.suppress(Exception):
+                target.adapter.grade(tasks[0])
 
 
 COVERAGE = "coverage.json"
