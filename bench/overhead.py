@@ -60,6 +60,13 @@ from harness.targets.adapter import GraderAdapter
 from harness.targets.registry import Target, load_target
 
 WAIT = 120  # seconds for a scheduler or its workers to come up
+LINES: list[str] = []  # what this sitting printed, for the .md
+
+
+def say(*parts: Any, flush: bool = True) -> None:
+    line = " ".join(str(p) for p in parts)
+    LINES.append(line)
+    print(line, flush=flush)
 
 
 def load() -> str:
@@ -145,9 +152,12 @@ def run(plan_path: Path, *, fresh: bool, **options: Any) -> dict[str, Any]:
     began = time.perf_counter()
     result = execute(plan_path, progress=clock, **options)
     seconds = time.perf_counter() - began
+    first_pair = result.rows[0].timing.seconds  # the ledger's first row is the first done
     return {
         "seconds": round(seconds, 2),
         "set_up_to_first_row_s": round(clock.first - clock.began, 2),
+        # without the first pair's own time: what the parent did before its first fork
+        "set_up_only_s": round(clock.first - clock.began - first_pair, 2),
         "first_to_last_row_s": round(clock.ended - clock.first, 2),
         "pairs": len(result.rows),
         "reused_runs": sum(r.reused_runs for r in result.rows),
@@ -163,9 +173,10 @@ def public(entry: dict[str, Any]) -> dict[str, Any]:
 
 
 def show(label: str, entry: dict[str, Any]) -> None:
-    print(
+    say(
         f"  {label:<34} {entry['seconds']:7.2f} s, set-up to first row "
-        f"{entry['set_up_to_first_row_s']:6.2f} s, first to last "
+        f"{entry['set_up_to_first_row_s']:6.2f} s ({entry['set_up_only_s']:5.2f} s before the "
+        "first pair), first to last "
         f"{entry['first_to_last_row_s']:6.2f} s; "
         f"load {entry['load_before']} -> {entry['load_after']}",
         flush=True,
@@ -174,10 +185,46 @@ def show(label: str, entry: dict[str, Any]) -> None:
 
 def same(label: str, rows: list[LedgerRow], others: list[LedgerRow], failures: list[str]) -> bool:
     bad = ledger_differences(rows, others)
-    print(f"  rows {label}: " + ("IDENTICAL" if not bad else f"DIFFER in {len(bad)}"), flush=True)
+    say(f"  rows {label}: " + ("IDENTICAL" if not bad else f"DIFFER in {len(bad)}"), flush=True)
     if bad:
         failures.append(f"{label}: {list(bad.items())[:3]}")
     return not bad
+
+
+# --- 2. a fresh `harness run` to its first row ---------------------------------------------
+
+
+def first_row_in_fresh_process(plan_path: Path, *, fresh: bool) -> dict[str, Any]:
+    """`python -m harness run PLAN --workers 1` as a user starts it (imports and targets
+    included): seconds until its ledger holds a first whole row, then until it exits."""
+    root = plan_path.parent.parent
+    name = load_plan(plan_path).name
+    shutil.rmtree(root / "results" if fresh else root / "results" / name, ignore_errors=True)
+    before = load()
+    began = time.perf_counter()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "harness", "run", str(plan_path), "--workers", "1"],
+        cwd=root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    first = None
+    while process.poll() is None:
+        if first is None:
+            ledgers = list((root / "results" / name).glob("*/ledger.jsonl"))
+            if ledgers and b"\n" in ledgers[0].read_bytes():
+                first = time.perf_counter() - began
+        time.sleep(0.01)
+    ended = time.perf_counter() - began
+    _, errors = process.communicate()
+    if process.returncode != 0:
+        raise SystemExit(f"harness run failed: {errors.decode()[-2000:]}")
+    return {
+        "first_row_s": round(first if first is not None else ended, 2),
+        "seconds": round(ended, 2),
+        "load_before": before,
+        "load_after": load(),
+    }
 
 
 # --- 3. a real scheduler over loopback ------------------------------------------------------
@@ -237,12 +284,12 @@ class LoopbackCluster:
 
 # --- 4. where a pair's time goes ------------------------------------------------------------
 
-PHASES = {  # function name in harness code -> phase of a pair's work in its child
-    "apply_in_memory": "apply the mutant",
-    "observe": "liveness calls",
-    "grader_verdict": "grader replays",
-    "check": "checker run",
-    "_decide": "decide the row",
+PHASES = {  # (file the function is defined in, its name) -> phase of a pair's child
+    ("harness/mutation/apply.py", "apply_in_memory"): "apply the mutant",
+    ("harness/execution/liveness.py", "observe"): "liveness calls",
+    ("harness/execution/pair_scoring.py", "grader_verdict"): "grader replays",
+    ("harness/checker/__init__.py", "check"): "checker run",
+    ("harness/execution/pair_scoring.py", "_decide"): "decide the row",
 }
 
 
@@ -281,10 +328,9 @@ def profile_pairs(plan_path: Path, pairs: list[DrawnPair], folder: Path) -> dict
     stats = pstats.Stats(*files)
     phases: dict[str, float] = {}
     for (file, _, name), (_, _, _, cumulative, _) in stats.stats.items():  # type: ignore[attr-defined]
-        if name in PHASES and ("harness" in file or name == "check"):
-            if name == "check" and "checker" not in file:
-                continue
-            phases[PHASES[name]] = phases.get(PHASES[name], 0.0) + cumulative
+        phase = next((v for (f, n), v in PHASES.items() if n == name and file.endswith(f)), None)
+        if phase is not None:  # each called once per pair, never inside another phase
+            phases[phase] = phases.get(phase, 0.0) + cumulative
     own = sorted(
         (
             (tt, f"{Path(f).name}:{line}:{name}")
@@ -297,6 +343,75 @@ def profile_pairs(plan_path: Path, pairs: list[DrawnPair], folder: Path) -> dict
         "score_pair_s": round(sum(child_seconds), 3),
         "phases_s": {k: round(v, 3) for k, v in sorted(phases.items())},
         "top_own_time": [(round(t, 3), name) for t, name in own],
+    }
+
+
+CHILD_STEPS = (  # what `executors._child` calls, in order
+    "die_with_parent",
+    "ignore_stop_signals",
+    "limit_self",
+    "become_subreaper",
+    "confine_writes",
+    "score_pair",
+    "end_descendants",
+)
+
+
+def executor_phases(plan_path: Path) -> dict[str, Any]:
+    """One 1-worker run (coverage off, set-up cached) with a timer around each step of the
+    pair child (`CHILD_STEPS`, reported through a pipe the children inherit: their file
+    system is read-only) and around the parent's start of each child (the fork): mean
+    milliseconds a pair, beside the pair's ledger time."""
+    import multiprocessing.process
+
+    import harness.execution.executors as executors
+
+    read, write = os.pipe()
+    parent = os.getpid()
+    in_parent: dict[str, list[float]] = {}
+
+    def timed(name: str, function: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            began = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                seconds = time.perf_counter() - began
+                if os.getpid() == parent:
+                    in_parent.setdefault(name, []).append(seconds)
+                else:
+                    os.write(write, (json.dumps([name, seconds]) + "\n").encode())
+
+        return wrapper
+
+    saved = {name: getattr(executors, name) for name in CHILD_STEPS}
+    start = multiprocessing.process.BaseProcess.start
+    for name in CHILD_STEPS:
+        setattr(executors, name, timed(name, saved[name]))
+    multiprocessing.process.BaseProcess.start = timed("fork (Process.start)", start)  # type: ignore[method-assign]
+    try:
+        done = run(plan_path, fresh=False, workers=1, skip_by_coverage=False)
+    finally:
+        for name, function in saved.items():
+            setattr(executors, name, function)
+        multiprocessing.process.BaseProcess.start = start  # type: ignore[method-assign]
+        os.close(write)
+    in_child: dict[str, list[float]] = {}
+    with os.fdopen(read, "rb") as lines:
+        for line in lines:
+            name, seconds = json.loads(line)
+            in_child.setdefault(name, []).append(seconds)
+    pairs = done["pairs"]
+    mean = {f"child {k}": 1000 * sum(v) / pairs for k, v in in_child.items()}
+    mean |= {f"parent {k}": 1000 * sum(v) / pairs for k, v in in_parent.items()}
+    ledger_ms = 1000 * sum(r.timing.seconds for r in done["rows"]) / pairs
+    accounted = sum(mean.values())
+    return {
+        "pairs": pairs,
+        "ledger_ms_a_pair": round(ledger_ms, 2),
+        "ms_a_pair": {k: round(v, 2) for k, v in sorted(mean.items())},
+        "rest_ms_a_pair": round(ledger_ms - accounted, 2),  # child start-up, IPC, join, wait
+        "load": [done["load_before"], done["load_after"]],
     }
 
 
@@ -315,16 +430,16 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, help="work in this new folder and keep it")
     args = parser.parse_args()
     targets = args.targets.split(",")
-    print(f"load average at the start: {load()} on {os.cpu_count()} CPUs", flush=True)
+    say(f"load average at the start: {load()} on {os.cpu_count()} CPUs", flush=True)
     failures: list[str] = []
     report: dict[str, Any] = {"date": today(), "targets": targets, "limit": args.limit}
     with tempfile.TemporaryDirectory(prefix="overhead-") as tmp:
         folder = Path(tmp) if args.keep is None else args.keep.resolve()
         plan_path, corpus = bench_project(folder / "project", targets, 1, args.limit, args.seed)
-        print(f"{len(corpus.pairs)} pairs of {', '.join(targets)}", flush=True)
+        say(f"{len(corpus.pairs)} pairs of {', '.join(targets)}", flush=True)
         report["pairs"] = len(corpus.pairs)
 
-        print("1. pairs against their bare work (1 worker):", flush=True)
+        say("1. pairs against their bare work (1 worker):", flush=True)
         before = load()
         bare = bare_work(plan_path, corpus)
         report["bare_work_load"] = [before, load()]
@@ -339,7 +454,7 @@ def main() -> int:
         }
         for label, by_family in report["overhead"].items():
             for name, entry in by_family.items():
-                print(
+                say(
                     f"  {label:<13} {name:<11} {entry['pairs']:4} pairs: overhead vs bare work "
                     f"{entry['overhead_vs_bare_work']:5.2f}, pair / checker run "
                     f"{entry['pair_over_checker_run']:5.2f} (bare work "
@@ -347,25 +462,43 @@ def main() -> int:
                     flush=True,
                 )
 
-        print("2. set-up to the first row, uncached and cached (1 worker):", flush=True)
+        say("2. set-up to the first row, uncached and cached (1 worker):", flush=True)
         uncached = run(plan_path, fresh=True, workers=1)
         show("uncached", uncached)
         cached = run(plan_path, fresh=False, workers=1)
         show("cached", cached)
         same("uncached / cached", uncached["rows"], cached["rows"], failures)
         ratio = cached["set_up_to_first_row_s"] / uncached["set_up_to_first_row_s"]
-        print(f"  cached / uncached set-up to first row: {ratio:.3f}", flush=True)
+        say(f"  cached / uncached set-up to first row (warm process): {ratio:.3f}", flush=True)
+        alone = cached["set_up_only_s"] / max(uncached["set_up_only_s"], 1e-9)
+        say(f"  cached / uncached set-up before the first pair: {alone:.3f}", flush=True)
+        cold = first_row_in_fresh_process(plan_path, fresh=True)
+        warm = first_row_in_fresh_process(plan_path, fresh=False)
+        cold_ratio = warm["first_row_s"] / cold["first_row_s"]
+        for label, entry in (("uncached", cold), ("cached", warm)):
+            say(
+                f"  fresh `harness run`, {label:<8}: first row after {entry['first_row_s']:6.2f} s"
+                f", done after {entry['seconds']:6.2f} s; load {entry['load_before']}",
+                flush=True,
+            )
+        say(f"  cached / uncached first row (fresh process): {cold_ratio:.3f}", flush=True)
         report["set_up"] = {
             "uncached": public(uncached),
             "cached": public(cached),
             "cached_over_uncached": round(ratio, 3),
+            "cached_over_uncached_before_first_pair": round(alone, 3),
+            "fresh_process": {
+                "uncached": cold,
+                "cached": warm,
+                "cached_over_uncached": round(cold_ratio, 3),
+            },
             "runs": {"1": public(on), "1_off": public(off)},
         }
 
         if not args.no_dask:
             from harness.execution.dask_executor import DaskExecutor
 
-            print(f"3. Dask against local, {args.workers} workers, set-up cached:", flush=True)
+            say(f"3. Dask against local, {args.workers} workers, set-up cached:", flush=True)
             local = run(plan_path, fresh=False, workers=args.workers)
             show("local", local)
             dask_local = run(
@@ -403,10 +536,10 @@ def main() -> int:
                 "scoring_local_cluster_over_local",
                 "scoring_loopback_over_local",
             ):
-                print(f"  {key}: {report['dask'][key]}", flush=True)
+                say(f"  {key}: {report['dask'][key]}", flush=True)
 
         if args.profile:
-            print(f"4. where a pair's time goes ({args.profile} pairs, coverage off):", flush=True)
+            say(f"4. where a pair's time goes ({args.profile} pairs, coverage off):", flush=True)
             chosen = corpus.pairs[:: max(1, len(corpus.pairs) // args.profile)][: args.profile]
             before = load()
             profile = profile_pairs(plan_path, chosen, folder)
@@ -414,20 +547,36 @@ def main() -> int:
             profile["ledger_pair_s"] = round(sum(ledger_seconds[p.pair_id] for p in chosen), 3)
             profile["load"] = [before, load()]
             report["profile"] = profile
-            print(
+            say(
                 f"  ledger time of these pairs {profile['ledger_pair_s']} s; score_pair in the "
                 f"child {profile['score_pair_s']} s (under cProfile); load {before}",
                 flush=True,
             )
             for phase, seconds in profile["phases_s"].items():
-                print(f"    {phase:<16} {seconds:7.3f} s", flush=True)
+                say(f"    {phase:<16} {seconds:7.3f} s", flush=True)
+            steps = executor_phases(plan_path)
+            report["executor_phases"] = steps
+            say(
+                f"  a pair in the local executor (1 worker, coverage off, {steps['pairs']} pairs):"
+                f" {steps['ledger_ms_a_pair']} ms in the ledger; load {steps['load'][0]}",
+                flush=True,
+            )
+            for step, ms in steps["ms_a_pair"].items():
+                say(f"    {step:<34} {ms:7.2f} ms", flush=True)
+            say(f"    {'rest (start-up, IPC, join, waits)':<34} {steps['rest_ms_a_pair']:7.2f} ms")
 
     report["failures"] = failures
     out = RESULTS / f"overhead-{today()}"
     out.with_suffix(".json").write_text(json.dumps(report, indent=1, default=str) + "\n")
-    print(f"wrote {out.with_suffix('.json')}", flush=True)
+    command = "python bench/overhead.py " + " ".join(sys.argv[1:])
+    out.with_suffix(".md").write_text(
+        f"# bench/overhead.py, {today()}\n\n`{command.strip()}`\n\n```\n"
+        + "\n".join(LINES)
+        + "\n```\n"
+    )
+    say(f"wrote {out.with_suffix('.json')} and .md", flush=True)
     if failures:
-        print("FAILED: " + "; ".join(failures), flush=True)
+        say("FAILED: " + "; ".join(failures), flush=True)
         return 1
     return 0
 

@@ -11,9 +11,9 @@ a `LocalCluster` of `--workers` processes on 127.0.0.1.
 Before submitting, the client prepares the run's set-up once, as the local executor does
 (`pair_scoring.prepared_context`: baselines, liveness observations, grader verdicts and
 coverage reuse of every pair, taken from the freeze's set-up cache when it holds them), and
-the spec carries it (`PreparedSetup`, scattered to each worker once) with the client's hash
-seed. So Dask scores with coverage-guided scoring, from the same original outcomes, and its
-rows equal the local executor's.
+the spec carries it (`PreparedSetup`, one task's result that every batch depends on) with
+the client's hash seed. So Dask scores with coverage-guided scoring, from the same original
+outcomes, and its rows equal the local executor's.
 
 Worker (`score_batch`): the batch is scored in a *batch host*, a plain subprocess of the
 Dask worker (`python -m harness.execution.batch_host`, same interpreter and environment
@@ -330,8 +330,9 @@ class DaskExecutor:
         batches = [pairs[i : i + size] for i in range(0, len(pairs), size)]
         with self._client() as client:
             submitted: dict[Any, tuple[int, int]] = {}  # future -> (batch, tries so far)
-            # sent to each worker once, not with every task
-            shared = client.scatter(spec, broadcast=True, hash=False)
+            # sent with one task whose result the others depend on, not with every task: a
+            # task, unlike scattered data, is computed again when the worker holding it is lost
+            shared = client.submit(_spec, spec, pure=False)
 
             def submit(index: int, tries: int) -> Any:
                 future = client.submit(score_batch, shared, batches[index], pure=False)
@@ -369,6 +370,10 @@ class DaskExecutor:
                     outcomes = _crashes(batches[index], tries, exc)
                 for outcome in outcomes:
                     on_outcome(outcome)
+
+
+def _spec(spec: BatchSpec) -> BatchSpec:
+    return spec
 
 
 def _crashes(batch: list[DrawnPair], tries: int, exc: Exception) -> list[PairOutcome]:
