@@ -27,8 +27,9 @@ In one sitting, on open-world mutants (Cosmic Ray's operators, `bench/throughput
    grader, checker and deciding the row, beside the pair's ledger time (the rest: fork,
    the child's isolation, IPC, join, ledger).
 
-The load average is printed beside every time. Writes results/bench/overhead-<date>.json
-and .md. Runs under PYTHONHASHSEED=0 unless a seed is set, as `harness` does.
+The load average is printed beside every time. Writes
+results/bench/overhead-<date>-limit<N>.json and .md. Runs under PYTHONHASHSEED=0 unless a
+seed is set, as `harness` does.
 """
 
 from __future__ import annotations
@@ -566,7 +567,7 @@ def main() -> int:
             say(f"    {'rest (start-up, IPC, join, waits)':<34} {steps['rest_ms_a_pair']:7.2f} ms")
 
     report["failures"] = failures
-    out = RESULTS / f"overhead-{today()}"
+    out = RESULTS / f"overhead-{today()}-limit{args.limit}"
     out.with_suffix(".json").write_text(json.dumps(report, indent=1, default=str) + "\n")
     command = "python bench/overhead.py " + " ".join(sys.argv[1:])
     out.with_suffix(".md").write_text(
