@@ -83,6 +83,7 @@ class RunContext:
     evaluations: dict[tuple[str, str], frozenset[str] | None] = field(default_factory=dict)
     reuse: dict[str, Reuse] = field(default_factory=dict)  # pair id -> runs taken from the original
     setup: SetupCache | None = None  # the freeze's set-up cache (`harness.execution.setup_cache`)
+    warmed: set[tuple[str, str]] = field(default_factory=set)  # (target, tool) by `_warm_up`
 
     def checker_label(self) -> str:
         return f"{self.checker.name} {self.checker.version}"
@@ -279,14 +280,23 @@ def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None
         _warm_up(ctx, keys)
 
 
+def warm_up(ctx: RunContext, pairs: list[DrawnPair]) -> None:
+    """`_warm_up` for the tools of `pairs`: in a process whose set-up was computed elsewhere
+    (a Dask batch host)."""
+    _warm_up(ctx, list(dict.fromkeys((p.mutant.target, p.tool) for p in pairs)))
+
+
 def _warm_up(ctx: RunContext, keys: list[tuple[str, str]]) -> None:
-    """After a set-up taken from the cache, what computing it would have left warm in this
-    process for every forked pair to inherit, at the cost of one run of each kind: the
-    checker's run of one tool per target (its compiled contracts), the first liveness call
-    of each tool, and one grader task per target (its suite's data). Without it each pair
-    paid them itself (bench/overhead.py: cached pairs were slower than uncached ones)."""
-    warmed: set[str] = set()
+    """After a set-up taken from the cache (or from the Dask client), what computing it
+    would have left warm in this process for every forked pair to inherit, at the cost of
+    one run of each kind: the checker's run of one tool per target (its compiled
+    contracts), the first liveness call of each tool, and one grader task per target (its
+    suite's data). Without it each pair paid them itself (bench/overhead.py)."""
+    warmed = {name for name, _ in ctx.warmed}
     for name, tool in keys:
+        if (name, tool) in ctx.warmed:
+            continue
+        ctx.warmed.add((name, tool))
         target = ctx.targets[name]
         calls = ctx.corpus.liveness.get(name, {}).get(tool) or []
         observe(target.adapter, tool, calls[:1])
