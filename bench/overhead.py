@@ -115,6 +115,14 @@ def bare_work(plan_path: Path, corpus: Corpus) -> dict[tuple[str, str], tuple[fl
     return best
 
 
+def wall_overhead(entry: dict[str, Any], bare: dict[tuple[str, str], tuple[float, float]]) -> float:
+    """A 1-worker run's wall time from its first row to its last over the bare work of the
+    pairs after the first: the overhead no per-pair clock can hide (a child's exit, say,
+    overlapping the next pair)."""
+    later = entry["rows"][1:]
+    return entry["first_to_last_row_s"] / sum(bare[(r.target, r.tool)][0] for r in later)
+
+
 def overheads(
     rows: list[LedgerRow], bare: dict[tuple[str, str], tuple[float, float]]
 ) -> dict[str, dict[str, float]]:
@@ -453,7 +461,13 @@ def main() -> int:
             "coverage_on": overheads(on["rows"], bare),
             "coverage_off": overheads(off["rows"], bare),
         }
+        for label, entry in (("coverage_on", on), ("coverage_off", off)):
+            ratio = round(wall_overhead(entry, bare), 2)
+            report["overhead"][f"{label}_all_families_by_wall_time"] = ratio
+            say(f"  {label:<13} all families: wall time after the first row / bare work {ratio}")
         for label, by_family in report["overhead"].items():
+            if not isinstance(by_family, dict):
+                continue
             for name, entry in by_family.items():
                 say(
                     f"  {label:<13} {name:<11} {entry['pairs']:4} pairs: overhead vs bare work "
