@@ -54,9 +54,9 @@ def cluster() -> Iterator[tuple[str, distributed.Client]]:
 
 
 @pytest.fixture(scope="module")
-def frozen(tmp_path_factory) -> tuple[Path, list[dict], dict]:
-    """A drawn and frozen project of 8 pairs, its ledger and its baseline.json from the
-    local executor."""
+def frozen(tmp_path_factory) -> tuple[Path, list[dict], dict, dict]:
+    """A drawn and frozen project of 8 pairs, its ledger, its baseline.json and how each row
+    was obtained (`obtained`) from the local executor."""
     root = project(tmp_path_factory.mktemp("frozen"), per_operator=2)
     drawn_and_frozen(root)
     scored = tmp_path_factory.mktemp("local") / "small"
@@ -64,7 +64,12 @@ def frozen(tmp_path_factory) -> tuple[Path, list[dict], dict]:
     done = harness("run", "plans/small.yaml", "--workers", "2", cwd=scored)
     assert done.returncode == 0, done.stderr
     (baseline,) = (scored / "results" / "small").glob("*/baseline.json")
-    return root, comparable(ledger(scored)), json.loads(baseline.read_text())
+    return root, comparable(ledger(scored)), json.loads(baseline.read_text()), obtained(scored)
+
+
+def obtained(root: Path, name: str = "small") -> dict[str, tuple[bool, int]]:
+    """Per pair, how its row was obtained: wholly from the original, and runs reused."""
+    return {r.pair_id: (r.skipped_by_coverage, r.reused_runs) for r in ledger(root, name)}
 
 
 def copy_of(frozen_root: Path, tmp_path: Path) -> Path:
@@ -88,9 +93,59 @@ def test_dask_ledger_equals_the_local_ledger_row_for_row(tmp_path, cluster, froz
     assert len(rows) == len({r.pair_id for r in rows}) == 8
     assert comparable(rows) == frozen[1]
     assert {r.status.value for r in rows} <= {"detected", "missed"}
+    assert obtained(root) == frozen[3]  # the same runs taken from the original (issue 31)
     again = run_dask(root, address)  # resume: everything is already in the ledger
     assert "0 pairs scored now, 8 already" in " ".join(again.stdout.split())
     assert comparable(ledger(root)) == frozen[1]
+
+
+TOY_EXHAUSTIVE = """
+schema_version: 1
+name: every
+description: every candidate of three tools (test_coverage's), for coverage reuse on Dask
+seed: 7
+timeout_seconds: 30
+liveness_probes_per_tool: 4
+arms:
+  - name: toy
+    kind: closed_world
+    target: toy_domain
+    tools: [deposit, issue_voucher]
+    operators: [M-PRECOND, M-IGNARG]
+    draw: all
+  - name: toy-open
+    kind: open_world
+    target: toy_domain
+    tools: [deposit]
+    operators: ["CR-core/ReplaceComparisonOperator_Lt_LtE", "CR-core/NumberReplacer"]
+    draw: all
+  - name: banking
+    kind: open_world
+    target: agentdojo-banking
+    tools: [update_scheduled_transaction]
+    operators: ["CR-core/ReplaceComparisonOperator_Eq_NotEq", "MM-*"]
+    draw: all
+"""
+
+
+def test_dask_takes_the_same_runs_from_the_original_as_local(tmp_path, cluster):
+    """Issue 31, item 3: coverage-guided scoring on Dask, with rows and reuse as local's."""
+    address, _ = cluster
+    (tmp_path / "plans").mkdir()
+    (tmp_path / "plans" / "every.yaml").write_text(TOY_EXHAUSTIVE)
+    for command in ("draw", "freeze"):
+        assert harness(command, "plans/every.yaml", cwd=tmp_path).returncode == 0
+    local = tmp_path / "local"
+    shutil.copytree(tmp_path, local, ignore=shutil.ignore_patterns("local"))
+    assert harness("run", "plans/every.yaml", "--workers", "2", cwd=local).returncode == 0
+    done = harness(
+        "run", "plans/every.yaml", "--executor", "dask", "--scheduler", address, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert comparable(ledger(tmp_path, "every")) == comparable(ledger(local, "every"))
+    how = obtained(tmp_path, "every")
+    assert how == obtained(local, "every")
+    assert sum(reused for _, reused in how.values()) > 0
 
 
 def test_a_published_dask_run_keeps_its_baseline(tmp_path, cluster, frozen):

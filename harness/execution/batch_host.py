@@ -18,7 +18,7 @@ import sys
 from harness.execution.dask_executor import BatchSpec, installed_mismatches, send
 from harness.execution.executors import score_pairs
 from harness.execution.isolation import die_with_parent
-from harness.execution.pair_scoring import complete_context, new_context
+from harness.execution.pair_scoring import complete_context, new_context, warm_up
 
 
 def main() -> None:
@@ -40,13 +40,18 @@ def main() -> None:
         spec.checker,
         spec.recorded_probes,
     )
+    if spec.prepared is not None:
+        spec.prepared.into(ctx)
     send(answers, ("ready", None))
     while True:
         try:
             pairs = pickle.load(requests)
         except EOFError:
             return
-        complete_context(ctx, pairs, None)
+        if spec.prepared is None:  # a client that sends no set-up: prepared here, per batch
+            complete_context(ctx, pairs, None)
+        else:  # what preparing it here would have left warm for the forked pairs
+            warm_up(ctx, pairs)
         score_pairs(ctx, pairs, 1, lambda outcome: send(answers, ("outcome", outcome)))
         send(answers, ("done", None))
 

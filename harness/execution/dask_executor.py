@@ -8,13 +8,20 @@ that the freeze was verified against. Results come back per batch and the runner
 the rows (single writer, skipping pairs already recorded). Without `--scheduler` it starts
 a `LocalCluster` of `--workers` processes on 127.0.0.1.
 
+Before submitting, the client prepares the run's set-up once, as the local executor does
+(`pair_scoring.prepared_context`: baselines, liveness observations, grader verdicts and
+coverage reuse of every pair, taken from the freeze's set-up cache when it holds them), and
+the spec carries it (`PreparedSetup`, one task's result that every batch depends on) with
+the client's hash seed. So Dask scores with coverage-guided scoring, from the same original
+outcomes, and its rows equal the local executor's.
+
 Worker (`score_batch`): the batch is scored in a *batch host*, a plain subprocess of the
-Dask worker (`python -m harness.execution.batch_host`, same interpreter and environment),
-kept per freeze id and worker thread. The host recomputes the installed hashes and refuses
-the spec if any differs (`FreezeMismatch`, naming the worker, the group and the file);
-otherwise it prepares one `RunContext` (baselines, liveness observations, grader verdicts
-of the tools its batches touch, each computed once per host) and scores each pair in a
-forked child with the local executor's timeout and crash rules (`executors.score_pairs`).
+Dask worker (`python -m harness.execution.batch_host`, same interpreter and environment
+but the client's PYTHONHASHSEED), kept per client run and worker thread. The host
+recomputes the installed hashes and refuses the spec if any differs (`FreezeMismatch`,
+naming the worker, the group and the file); otherwise it loads the targets into one
+`RunContext` holding the client's set-up and scores each pair in a forked child with the
+local executor's timeout and crash rules (`executors.score_pairs`).
 A subprocess, not a fork of the worker: Dask worker processes are daemonic (no
 multiprocessing children) and multi-threaded (unsafe to fork).
 
@@ -27,8 +34,8 @@ with the reason: the other pairs of its batch scored, so the mutant killed its h
 stays in the denominator, as DESIGN.md's `crash` does; `infra_error` would drop it).
 Outcomes of a pair already recorded are dropped by the runner, so no row is written twice.
 
-The client writes the run folder's `baseline.json` itself while the cluster works (the
-workers' baselines stay on the workers), so a published Dask run keeps its baseline.
+The run folder's `baseline.json` and `coverage.json` are the client's, written during its
+set-up, so a published Dask run keeps its baseline.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -50,7 +58,7 @@ from harness.errors import HarnessError, Problem, UserError
 from harness.execution.draw import DrawnPair
 from harness.execution.freeze import installed_inputs, installed_part
 from harness.execution.ledger import PairScore, PairStatus
-from harness.execution.pair_scoring import PairOutcome, RunJob, write_baseline
+from harness.execution.pair_scoring import PairOutcome, PreparedSetup, RunJob, prepared_context
 from harness.execution.plan import Plan
 
 CONNECT_TIMEOUT = "30s"
@@ -70,6 +78,12 @@ class BatchSpec:
     target_versions: dict[str, str]
     checker: str | None = None  # a comparison checker of the plan; None: the plan's checker
     recorded_probes: dict[str, Any] = field(default_factory=dict)  # the checker's half
+    # the client's set-up of the whole run; None: the host prepares its own, per batch
+    prepared: PreparedSetup | None = None
+    # the client's PYTHONHASHSEED, given to the batch host: the original's outcomes were
+    # computed under it, and some (a set's order) differ between seeds
+    hash_seed: str | None = None
+    run_token: str = ""  # one per client run (`_host_key`)
 
 
 @dataclass(frozen=True)
@@ -142,7 +156,13 @@ def installed_mismatches(spec: BatchSpec) -> list[HashMismatch]:
 
 # --- the worker side ----------------------------------------------------------------------------
 
-_HOSTS: dict[tuple[str, str | None, int], subprocess.Popen[bytes]] = {}
+_HOSTS: dict[tuple[str, str | None, str, int], subprocess.Popen[bytes]] = {}
+
+
+def _host_key(spec: BatchSpec) -> tuple[str, str | None, str, int]:
+    # a host holds one client run's set-up: another run (even of the same freeze) may
+    # score pairs it has none for, so it gets its own host
+    return (spec.freeze_id, spec.checker, spec.run_token, threading.get_ident())
 
 
 def send(stream: IO[bytes], message: object) -> None:
@@ -151,19 +171,24 @@ def send(stream: IO[bytes], message: object) -> None:
 
 
 def _host(spec: BatchSpec, worker: str) -> subprocess.Popen[bytes]:
-    thread = threading.get_ident()
-    host = _HOSTS.get((spec.freeze_id, spec.checker, thread))
+    key = _host_key(spec)
+    thread = key[-1]
+    host = _HOSTS.get(key)
     if host is not None and host.poll() is None:
         return host
-    for key in [k for k in _HOSTS if k[2] == thread]:  # an earlier run's host on this thread
-        _HOSTS.pop(key).kill()
+    for old in [k for k in _HOSTS if k[-1] == thread]:  # an earlier run's host on this thread
+        _HOSTS.pop(old).kill()
     # its stderr goes to a file, not a pipe nobody reads; kept only to explain a failed start
     with tempfile.TemporaryFile() as errors:
+        env = dict(os.environ)
+        if spec.hash_seed is not None:
+            env["PYTHONHASHSEED"] = spec.hash_seed
         host = subprocess.Popen(
             [sys.executable, "-m", "harness.execution.batch_host", str(os.getpid())],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=errors,
+            env=env,
         )
         assert host.stdin is not None and host.stdout is not None
         try:
@@ -179,7 +204,7 @@ def _host(spec: BatchSpec, worker: str) -> subprocess.Popen[bytes]:
         host.kill()
         host.wait()
         raise FreezeMismatch(worker, spec.freeze_id, payload)
-    _HOSTS[(spec.freeze_id, spec.checker, thread)] = host
+    _HOSTS[key] = host
     return host
 
 
@@ -199,7 +224,7 @@ def score_batch(spec: BatchSpec, pairs: list[DrawnPair]) -> list[PairOutcome]:
                 return outcomes
             outcomes.append(payload)
     except (EOFError, OSError, pickle.UnpicklingError) as exc:
-        _HOSTS.pop((spec.freeze_id, spec.checker, threading.get_ident()), None)
+        _HOSTS.pop(_host_key(spec), None)
         try:
             code = host.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -285,6 +310,10 @@ class DaskExecutor:
             return
         from distributed import as_completed
 
+        # the whole run's set-up, once, here (the freeze's set-up cache makes a rerun's
+        # cheap): the hosts score from it, coverage reuse included, as the local executor
+        # does, and the run folder gets its baseline.json and coverage.json
+        ctx = prepared_context(job, pairs)
         spec = BatchSpec(
             freeze_id=job.freeze_id,
             post_hoc=job.post_hoc,
@@ -294,21 +323,25 @@ class DaskExecutor:
             target_versions=job.versions,
             checker=job.checker,
             recorded_probes=job.corpus.recorded_probes,
+            prepared=PreparedSetup.of(ctx),
+            hash_seed=os.environ.get("PYTHONHASHSEED"),
+            run_token=uuid.uuid4().hex,
         )
+        del ctx
         size = self.batch_size
         batches = [pairs[i : i + size] for i in range(0, len(pairs), size)]
         with self._client() as client:
             submitted: dict[Any, tuple[int, int]] = {}  # future -> (batch, tries so far)
+            # sent with one task whose result the others depend on, not with every task: a
+            # task, unlike scattered data, is computed again when the worker holding it is lost
+            shared = client.submit(_spec, spec, pure=False)
 
             def submit(index: int, tries: int) -> Any:
-                future = client.submit(score_batch, spec, batches[index], pure=False)
+                future = client.submit(score_batch, shared, batches[index], pure=False)
                 submitted[future] = (index, tries + 1)
                 return future
 
             results = as_completed([submit(i, 0) for i in range(len(batches))])
-            # while the cluster scores: the run folder's baseline.json, which the workers'
-            # own baselines never reach (`harness publish` keeps it with the ledger)
-            write_baseline(job, pairs)
             for future in results:
                 index, tries = submitted.pop(future)
                 try:
@@ -339,6 +372,10 @@ class DaskExecutor:
                     outcomes = _crashes(batches[index], tries, exc)
                 for outcome in outcomes:
                     on_outcome(outcome)
+
+
+def _spec(spec: BatchSpec) -> BatchSpec:
+    return spec
 
 
 def _crashes(batch: list[DrawnPair], tries: int, exc: Exception) -> list[PairOutcome]:

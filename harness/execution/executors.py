@@ -18,8 +18,8 @@ to the ledger (the single writer).
   Forking every pair from the same prepared state makes rows independent of the worker
   count and of the order in which pairs finish.
 - `dask` (`harness.execution.dask_executor`): batches of pairs on a Dask cluster, each
-  scored by `score_pairs` in an isolated process on the worker, without coverage (a batch
-  host would record it per batch).
+  scored by `score_pairs` in an isolated process on the worker, from the context this
+  process prepared once for the whole run (`PreparedSetup`: coverage reuse included).
 """
 
 from __future__ import annotations
@@ -57,8 +57,7 @@ from harness.execution.pair_scoring import (
     PairOutcome,
     RunContext,
     RunJob,
-    complete_context,
-    new_context,
+    prepared_context,
     score_pair,
     score_unexecuted,
 )
@@ -232,13 +231,7 @@ class LocalExecutor:
     ) -> None:
         if not pairs:  # a finished run resumed: nothing to prepare
             return
-        ctx = new_context(
-            job.plan, job.freeze_id, job.post_hoc, job.corpus.liveness, job.corpus, job.checker
-        )
-        ctx.skip_by_coverage = job.skip_by_coverage
-        # only what the pairs to score need: rows depend on the original tool alone, so a
-        # resumed run prepares less and scores the same
-        complete_context(ctx, pairs, job.folder / "baseline.json")
+        ctx = prepared_context(job, pairs)
         score_pairs(ctx, pairs, self.workers, on_outcome)
 
 

@@ -12,14 +12,23 @@ from __future__ import annotations
 
 import copy
 import random
+from dataclasses import dataclass
 from typing import Any
 
 from harness.contracts.model import ArgumentSpec, Contract
 from harness.contracts.predicate import Predicate, PredicateRuntimeError, compile_predicate
 from harness.targets.adapter import Adapter
-from harness.targets.equality import JSON, canonical_equal, diff, mask_state, parse_pattern
+from harness.targets.equality import (
+    JSON,
+    Difference,
+    canonical_equal,
+    diff,
+    mask_state,
+    parse_pattern,
+)
 
 Observation = dict[str, Any]
+OBSERVATION_FIELDS = ("success", "error_type", "result", "post", "after_reset")
 
 
 def _values(state: JSON) -> dict[str, list[JSON]]:
@@ -154,25 +163,59 @@ def observe(adapter: Adapter, tool: str, corpus: list[dict[str, JSON]]) -> list[
     return out
 
 
-def differences(original: list[Observation], mutant: list[Observation]) -> list[str]:
+@dataclass(frozen=True)
+class CallDifference:
+    """How one liveness call of the mutant differs from the original's: computed once per
+    call, and every view of a pair's liveness (`differences`, `kill_vector`,
+    `miss_cause.call_changes`) derived from it, so no observation is diffed twice."""
+
+    outcome: bool  # success or error type changed
+    result: bool  # the returned value changed under canonical equality
+    post: tuple[Difference, ...]  # at most 20 state differences each
+    after_reset: tuple[Difference, ...]
+
+    def __bool__(self) -> bool:
+        return self.outcome or self.result or bool(self.post) or bool(self.after_reset)
+
+    def markers(self) -> list[str]:
+        """This call's `differences` entries: `outcome`, `result` and dotted state paths."""
+        found = ["outcome"] if self.outcome else []
+        found += ["result"] if self.result else []
+        found += [f"post.{d.dotted()}" for d in self.post]
+        return found + [f"after_reset.{d.dotted()}" for d in self.after_reset]
+
+
+def compare(original: list[Observation], mutant: list[Observation]) -> list[CallDifference]:
+    """The mutant's observations against the original's, call by call."""
+    return [
+        CallDifference(
+            outcome=before["success"] != after["success"]
+            or before["error_type"] != after["error_type"],
+            result=not canonical_equal(before["result"], after["result"]),
+            post=tuple(diff(before["post"], after["post"], limit=20)),
+            after_reset=tuple(diff(before["after_reset"], after["after_reset"], limit=20)),
+        )
+        for before, after in zip(original, mutant, strict=True)
+    ]
+
+
+def differences_of(calls: list[CallDifference]) -> list[str]:
     """Where the mutant's observations differ: state paths (post.*, after_reset.*) and
     `outcome` / `result` markers. Empty: not live on this corpus."""
-    found: list[str] = []
-    for before, after in zip(original, mutant, strict=True):
-        if before["success"] != after["success"] or before["error_type"] != after["error_type"]:
-            found.append("outcome")
-        if not canonical_equal(before["result"], after["result"]):
-            found.append("result")
-        for key in ("post", "after_reset"):
-            found += [f"{key}.{d.dotted()}" for d in diff(before[key], after[key], limit=20)]
-    return sorted(set(found))
+    return sorted({marker for call in calls for marker in call.markers()})
+
+
+def kill_vector_of(calls: list[CallDifference]) -> list[int]:
+    """The indices of the corpus calls whose observations differ: the calls that kill the
+    mutant, for dynamic subsumption (harness.analysis.dominators)."""
+    return [index for index, call in enumerate(calls) if call]
+
+
+def differences(original: list[Observation], mutant: list[Observation]) -> list[str]:
+    """`differences_of` two lists of observations."""
+    return differences_of(compare(original, mutant))
 
 
 def kill_vector(original: list[Observation], mutant: list[Observation]) -> list[int]:
-    """The indices of the corpus calls whose observations differ (`differences` per call):
-    the calls that kill the mutant, for dynamic subsumption (harness.analysis.dominators)."""
-    return [
-        index
-        for index, (before, after) in enumerate(zip(original, mutant, strict=True))
-        if differences([before], [after])
-    ]
+    """`kill_vector_of` two lists of observations."""
+    return kill_vector_of(compare(original, mutant))

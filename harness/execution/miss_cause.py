@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from harness.contracts.model import Contract
 from harness.contracts.predicate import compile_predicate
 from harness.execution.ledger import MissCause
-from harness.execution.liveness import call_arguments
-from harness.targets.equality import JSON, WILDCARD, Path, bind_pattern, canonical_equal, diff
+from harness.execution.liveness import CallDifference, call_arguments, compare
+from harness.targets.equality import JSON, WILDCARD, Path, bind_pattern
 
 OUTCOME = "outcome"  # success or error type changed
 RESULT = "result"  # the returned value changed
@@ -121,18 +121,22 @@ def call_changes(
 ) -> list[Change]:
     """Where the mutant's liveness observations differ from the original's, call by call
     with the call's arguments (the same comparison as `liveness.differences`)."""
+    return changes_of(compare(list(original), list(mutant)), corpus)
+
+
+def changes_of(
+    calls: Sequence[CallDifference], corpus: Sequence[Mapping[str, JSON]]
+) -> list[Change]:
+    """`call_changes` from the per-call comparison (`liveness.compare`) already made."""
     out: list[Change] = []
-    for call, before, after in zip(corpus, original, mutant, strict=True):
+    for call, found in zip(corpus, calls, strict=True):
         args = call_arguments(dict(call))  # a recorded call's arguments, not its envelope
-        if before["success"] != after["success"] or before["error_type"] != after["error_type"]:
+        if found.outcome:
             out.append(Change(args, OUTCOME))
-        if not canonical_equal(before["result"], after["result"]):
+        if found.result:
             out.append(Change(args, RESULT))
-        for key in ("post", "after_reset"):
-            out += [
-                Change(args, path=d.path, after_reset=key == "after_reset")
-                for d in diff(before[key], after[key], limit=20)
-            ]
+        out += [Change(args, path=d.path) for d in found.post]
+        out += [Change(args, path=d.path, after_reset=True) for d in found.after_reset]
     return out
 
 

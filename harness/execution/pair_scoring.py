@@ -9,11 +9,14 @@ one function decides the row (`_decide`), so a pair scores the same either way."
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import platform
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from harness.checker.verdicts import ToolReport, Verdict
 from harness.execution.atomic import write_bytes
@@ -41,14 +44,23 @@ from harness.execution.ledger import (
     PairScore,
     PairStatus,
 )
-from harness.execution.liveness import Observation, differences, kill_vector, observe
-from harness.execution.miss_cause import call_changes, clause_patterns, miss_cause
+from harness.execution.liveness import (
+    OBSERVATION_FIELDS,
+    Observation,
+    compare,
+    kill_vector_of,
+    observe,
+)
+from harness.execution.miss_cause import changes_of, clause_patterns, miss_cause
 from harness.execution.negative_controls import patched_contract
 from harness.execution.plan import Plan
 from harness.execution.recorded_calls import attach_probes
 from harness.execution.run_folder import read_verified_json, record_digest
+from harness.execution.setup_cache import SetupCache, calls_digest
 from harness.targets.adapter import GraderAdapter, SplitGrader
 from harness.targets.registry import Target, load_target
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -71,6 +83,45 @@ class RunContext:
     # (target, task) -> the functions its evaluation starts on the original (a SplitGrader)
     evaluations: dict[tuple[str, str], frozenset[str] | None] = field(default_factory=dict)
     reuse: dict[str, Reuse] = field(default_factory=dict)  # pair id -> runs taken from the original
+    setup: SetupCache | None = None  # the freeze's set-up cache (`harness.execution.setup_cache`)
+    warmed: set[tuple[str, str]] = field(default_factory=set)  # (target, tool) by `_warm_up`
+
+    def checker_label(self) -> str:
+        return f"{self.checker.name} {self.checker.version}"
+
+
+@dataclass(frozen=True)
+class PreparedSetup:
+    """A context's set-up on the original tools, as the Dask client sends it to its batch
+    hosts: prepared once for the whole run (and taken from the freeze's set-up cache), so a
+    host scores with the same original outcomes and coverage reuse as the local executor,
+    and prepares nothing itself."""
+
+    baselines: dict[tuple[str, str], ToolReport]
+    observations: dict[tuple[str, str], list[Observation]]
+    grades: dict[tuple[str, str], bool]
+    skip_by_coverage: bool
+    evaluation_keys: dict[tuple[str, str], bytes | None]
+    evaluations: dict[tuple[str, str], frozenset[str] | None]
+    reuse: dict[str, Reuse]
+
+    @classmethod
+    def of(cls, ctx: RunContext) -> PreparedSetup:
+        return cls(
+            ctx.baselines,
+            ctx.observations,
+            ctx.grades,
+            ctx.skip_by_coverage,
+            ctx.evaluation_keys,
+            ctx.evaluations,
+            ctx.reuse,
+        )
+
+    def into(self, ctx: RunContext) -> None:
+        ctx.baselines, ctx.observations, ctx.grades = self.baselines, self.observations, self.grades
+        ctx.skip_by_coverage = self.skip_by_coverage
+        ctx.evaluation_keys, ctx.evaluations = self.evaluation_keys, self.evaluations
+        ctx.reuse = self.reuse
 
 
 @dataclass(frozen=True)
@@ -150,7 +201,11 @@ def complete_baselines(
         if label in cached:
             ctx.baselines[(name, tool)] = ToolReport.model_validate(cached[label])
             continue
-        report = ctx.checker.check(ctx.targets[name], [tool]).tool(tool)
+        parts = {"checker": ctx.checker_label(), "target": name, "tool": tool}
+        report = _cached(ctx, "baseline", parts, ToolReport.model_validate)
+        if report is None:
+            report = ctx.checker.check(ctx.targets[name], [tool]).tool(tool)
+            _store(ctx, "baseline", parts, report.model_dump(mode="json"))
         ctx.baselines[(name, tool)] = report
         cached[label] = report.model_dump(mode="json")
     if cache is not None:
@@ -167,6 +222,21 @@ def write_baseline(job: RunJob, pairs: list[DrawnPair]) -> None:
     complete_baselines(ctx, pairs, job.folder / "baseline.json")
 
 
+def prepared_context(job: RunJob, pairs: list[DrawnPair]) -> RunContext:
+    """The run's context, complete for `pairs`, as every executor prepares it in the process
+    that called `harness run`: the run folder's baseline.json and coverage.json written, and
+    the set-up taken from (or added to) the freeze's set-up cache."""
+    ctx = new_context(
+        job.plan, job.freeze_id, job.post_hoc, job.corpus.liveness, job.corpus, job.checker
+    )
+    ctx.skip_by_coverage = job.skip_by_coverage
+    ctx.setup = SetupCache.for_run(job.root, job.freeze_id)  # set-up once per freeze
+    # only what the pairs to score need: rows depend on the original tool alone, so a
+    # resumed run prepares less and scores the same
+    complete_context(ctx, pairs, job.folder / "baseline.json")
+    return ctx
+
+
 def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None) -> None:
     """Baselines (cached in the JSON file `cache` when given), liveness observations and
     grader verdicts of the original tools the pairs touch, each computed once per context;
@@ -177,7 +247,12 @@ def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None
     for name, tool in keys:
         calls = ctx.corpus.liveness.get(name, {}).get(tool)
         if (name, tool) not in ctx.observations and calls is not None:
-            ctx.observations[(name, tool)] = observe(ctx.targets[name].adapter, tool, calls)
+            parts = {"target": name, "tool": tool, "calls": calls_digest(calls)}
+            found = _cached(ctx, "observations", parts, _observations)
+            if found is None:
+                found = observe(ctx.targets[name].adapter, tool, calls)
+                _store(ctx, "observations", parts, found)
+            ctx.observations[(name, tool)] = found
     path = None if cache is None else cache.with_name(COVERAGE)
     cached = _read_coverage(path) if ctx.skip_by_coverage else {}
     names = _code_names(ctx, pairs)
@@ -187,21 +262,113 @@ def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None
             if (name, task) in ctx.grades:
                 continue
             if ctx.skip_by_coverage and isinstance(adapter, SplitGrader):
-                known = cached["evaluations"].get(f"{name}:{task}")
-                record = None if known is None else EvaluationCoverage.model_validate(known)
-                if record is not None and record.packages != sorted(names[name].packages):
-                    record = None
-                ctx.grades[(name, task)], ctx.evaluation_keys[(name, task)], started = _split_grade(
-                    adapter, task, names[name], record
-                )
+                parts = {"target": name, "task": task, "packages": sorted(names[name].packages)}
+                split = _cached(ctx, "split_grade", parts, _split_entry)
+                if split is None:
+                    known = cached["evaluations"].get(f"{name}:{task}")
+                    record = None if known is None else EvaluationCoverage.model_validate(known)
+                    if record is not None and record.packages != sorted(names[name].packages):
+                        record = None
+                    split = _split_grade(adapter, task, names[name], record)
+                    grade, key, started = split
+                    entry = {"grade": grade, "fingerprint": key.hex() if key else None}
+                    _store(ctx, "split_grade", parts, entry | {"functions": sorted(started)})
+                grade, key, started = split
+                ctx.grades[(name, task)], ctx.evaluation_keys[(name, task)] = grade, key
                 ctx.evaluations[(name, task)] = started
             else:
-                ctx.grades[(name, task)] = adapter.grade(task)
+                parts = {"target": name, "task": task}
+                found = _cached(ctx, "grade", parts, _bool)
+                if found is None:
+                    found = adapter.grade(task)
+                    _store(ctx, "grade", parts, found)
+                ctx.grades[(name, task)] = found
     if ctx.skip_by_coverage:
         complete_coverage(ctx, pairs, keys, names, cached, path)
+    if ctx.setup is not None and ctx.setup.hits:
+        _warm_up(ctx, keys)
+
+
+def warm_up(ctx: RunContext, pairs: list[DrawnPair]) -> None:
+    """`_warm_up` for the tools of `pairs`: in a process whose set-up was computed elsewhere
+    (a Dask batch host)."""
+    _warm_up(ctx, list(dict.fromkeys((p.mutant.target, p.tool) for p in pairs)))
+
+
+def _warm_up(ctx: RunContext, keys: list[tuple[str, str]]) -> None:
+    """After a set-up taken from the cache (or from the Dask client), what computing it
+    would have left warm in this process for every forked pair to inherit, at the cost of
+    one run of each kind: the checker's run of one tool per target (its compiled
+    contracts), the first liveness call of each tool, and one grader task per target (its
+    suite's data). Without it each pair paid them itself (bench/overhead.py)."""
+    warmed = {name for name, _ in ctx.warmed}
+    for name, tool in keys:
+        if (name, tool) in ctx.warmed:
+            continue
+        ctx.warmed.add((name, tool))
+        target = ctx.targets[name]
+        calls = ctx.corpus.liveness.get(name, {}).get(tool) or []
+        observe(target.adapter, tool, calls[:1])
+        if name in warmed:
+            continue
+        warmed.add(name)
+        with contextlib.suppress(Exception):  # the run is computed for its side effects only
+            ctx.checker.check(target, [tool])
+        tasks = _grader_tasks(target.adapter, tool)
+        if tasks:
+            with contextlib.suppress(Exception):
+                target.adapter.grade(tasks[0])
 
 
 COVERAGE = "coverage.json"
+
+
+def _cached(
+    ctx: RunContext, kind: str, parts: dict[str, Any], decode: Callable[[Any], T]
+) -> T | None:
+    """The set-up cache's verified entry, when the context has a cache and may trust one:
+    only under a fixed hash seed are the original's outcomes the same in another process."""
+    if ctx.setup is None or not _hash_seed_fixed():
+        return None
+    return ctx.setup.get(kind, _process_parts(parts), decode)
+
+
+def _store(ctx: RunContext, kind: str, parts: dict[str, Any], value: Any) -> None:
+    if ctx.setup is not None and _hash_seed_fixed():
+        ctx.setup.put(kind, _process_parts(parts), value)
+
+
+def _hash_seed_fixed() -> bool:
+    return os.environ.get("PYTHONHASHSEED", "random") != "random"
+
+
+def _process_parts(parts: dict[str, Any]) -> dict[str, Any]:
+    """What of this process the original's outcomes may depend on, beside the freeze."""
+    seed = os.environ.get("PYTHONHASHSEED")
+    return parts | {"hash_seed": seed, "python": platform.python_version()}
+
+
+def _observations(value: Any) -> list[Observation]:
+    if not isinstance(value, list) or not all(
+        isinstance(o, dict) and set(o) == set(OBSERVATION_FIELDS) for o in value
+    ):
+        raise ValueError("not a list of liveness observations")
+    return value
+
+
+def _bool(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError("not a verdict")
+    return value
+
+
+def _split_entry(value: Any) -> tuple[bool, bytes | None, frozenset[str]]:
+    key = value["fingerprint"]
+    return (
+        _bool(value["grade"]),
+        None if key is None else bytes.fromhex(key),
+        frozenset(value["functions"]),
+    )
 
 
 def _read_coverage(path: Path | None) -> dict[str, dict[str, Any]]:
@@ -257,7 +424,11 @@ def complete_coverage(
         known = cached["tools"].get(f"{name}:{tool}")
         record = None if known is None else ToolCoverage.model_validate(known)
         if record is None or not record.covers(names[name].packages, wanted):
-            record = _record(ctx, name, tool, names[name], wanted)
+            parts = {"checker": ctx.checker_label(), "target": name, "tool": tool}
+            record = _cached(ctx, "coverage", parts, ToolCoverage.model_validate)
+            if record is None or not record.covers(names[name].packages, wanted):
+                record = _record(ctx, name, tool, names[name], wanted)
+                _store(ctx, "coverage", parts, record.model_dump(mode="json"))
             cached["tools"][f"{name}:{tool}"] = record.model_dump(mode="json")
         ctx.coverage[(name, tool)] = record
     for (name, task), started in ctx.evaluations.items():
@@ -380,12 +551,12 @@ def _decide(
     the grader's answer, and the checker's report (or what the checker raised)."""
     mutant = pair.mutant
     key = (mutant.target, pair.tool)
-    found = differences(ctx.observations[key], observations)
+    calls = compare(ctx.observations[key], observations)  # each observation diffed once
     seen = {
-        "live": bool(found),
+        "live": any(calls),
         "grader_caught": caught,
         "grader_tasks": tasks,
-        "kill_vector": kill_vector(ctx.observations[key], observations),
+        "kill_vector": kill_vector_of(calls),
     }
     if isinstance(report, Exception):  # the checker under test failed on this mutant
         return PairScore(
@@ -419,7 +590,7 @@ def _decide(
     if report.verdict is Verdict.UNTESTABLE:
         return PairScore(**seen, status=PairStatus.UNTESTABLE, tool_verdict=report.verdict)
     corpus = ctx.corpus.liveness.get(mutant.target, {}).get(pair.tool, [])
-    changes = call_changes(ctx.observations[key], observations, corpus)
+    changes = changes_of(calls, corpus)
     contracts = ctx.targets[mutant.target].contracts
     cause = miss_cause(changes, clause_patterns(contracts[pair.tool]))
     return PairScore(

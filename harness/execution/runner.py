@@ -262,7 +262,7 @@ def execute(
                 "freeze_id": freeze_id,
                 "post_hoc": post_hoc,
                 **executor.describe(),
-                "skip_by_coverage": skip_by_coverage and executor.describe()["executor"] == "local",
+                "skip_by_coverage": skip_by_coverage,  # both executors take runs by coverage
                 "started_at": started_at,
                 "resumed_at": resumed_at,
                 "ended_at": None,

@@ -1,0 +1,113 @@
+"""Set-up once per freeze: what a run prepares on the ORIGINAL tools before its first row
+(baseline verdicts, liveness observations, grader verdicts and, with coverage-guided
+scoring, the coverage records and evaluation fingerprints), kept by content under
+`results/.setup-cache/<freeze id>/`, so a rerun, a resume or `--checker` on the same freeze
+skips it.
+
+Why by freeze id: the freeze hashes everything the original's outcomes depend on (the
+target's whole package and data, the contracts, the checker's scope, the drawn corpus with
+its liveness calls, the harness code that scores pairs, the package versions), and a run
+starts only after verifying it (a post-hoc run's id is that of its current inputs). Each
+entry's key adds what else it depends on: the kind, the target, the tool or task, the
+liveness calls themselves, and the checker for what the checker computed (baselines and
+coverage records, which include the checker's run). One JSON file per entry, named by the
+SHA-256 of its key and written whole (`atomic.write_bytes`).
+
+Verified, not trusted: an entry is used only when it parses, holds the key asked for, its
+value hashes to the digest stored beside it and decodes; otherwise it is recomputed,
+rewritten, and a line on stderr says which and why. A value that JSON does not give back
+equal (a tuple, a non-string key) is never stored, so it is recomputed on every run rather
+than read back changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from harness.execution.atomic import write_bytes
+
+SETUP_CACHE_SCHEMA_VERSION = 1
+FOLDER = ".setup-cache"  # under results/: ignored by git with every other local run folder
+T = TypeVar("T")
+
+
+def _canonical(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
+
+
+@dataclass
+class SetupCache:
+    """The set-up entries of one freeze; `hits`, `stored` and `rejected` count what a run
+    took, wrote and refused (by kind), so a caller can tell what ran."""
+
+    folder: Path  # results/.setup-cache/<freeze id>
+    freeze_id: str
+    hits: dict[str, int] = field(default_factory=dict)
+    stored: dict[str, int] = field(default_factory=dict)
+    rejected: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def for_run(cls, root: Path, freeze_id: str) -> SetupCache:
+        return cls(root / "results" / FOLDER / freeze_id, freeze_id)
+
+    def _key(self, kind: str, parts: dict[str, Any]) -> dict[str, Any]:
+        head = {"schema": SETUP_CACHE_SCHEMA_VERSION, "freeze_id": self.freeze_id, "kind": kind}
+        return head | parts
+
+    def path(self, kind: str, parts: dict[str, Any]) -> Path:
+        digest = hashlib.sha256(_canonical(self._key(kind, parts))).hexdigest()
+        return self.folder / f"{kind}-{digest[:40]}.json"
+
+    def get(self, kind: str, parts: dict[str, Any], decode: Callable[[Any], T]) -> T | None:
+        """The verified entry decoded, or None (absent, or refused with a line on stderr)."""
+        path = self.path(kind, parts)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            return self._refuse(kind, path, f"unreadable ({exc.strerror})")
+        try:
+            entry = json.loads(data)
+            if not isinstance(entry, dict) or entry.get("key") != self._key(kind, parts):
+                return self._refuse(kind, path, "holds another key")
+            if hashlib.sha256(_canonical(entry["value"])).hexdigest() != entry.get("sha256"):
+                return self._refuse(kind, path, "its value does not match its digest")
+            value = decode(entry["value"])
+        except Exception as exc:  # not JSON, no value, or a value that no longer decodes
+            return self._refuse(kind, path, f"does not decode ({type(exc).__name__})")
+        self.hits[kind] = self.hits.get(kind, 0) + 1
+        return value
+
+    def put(self, kind: str, parts: dict[str, Any], value: Any) -> None:
+        """Store `value` (JSON) under the key, unless JSON would not give it back equal."""
+        try:
+            encoded = _canonical(value)
+        except (TypeError, ValueError):
+            return
+        if json.loads(encoded) != value:
+            return
+        entry = {
+            "key": self._key(kind, parts),
+            "sha256": hashlib.sha256(encoded).hexdigest(),
+            "value": value,
+        }
+        self.folder.mkdir(parents=True, exist_ok=True)
+        write_bytes(self.path(kind, parts), _canonical(entry) + b"\n")
+        self.stored[kind] = self.stored.get(kind, 0) + 1
+
+    def _refuse(self, kind: str, path: Path, why: str) -> None:
+        self.rejected[kind] = self.rejected.get(kind, 0) + 1
+        print(f"set-up cache: {path}: {why}; recomputed", file=sys.stderr)
+        return None
+
+
+def calls_digest(calls: list[Any]) -> str:
+    """The SHA-256 of a tool's liveness calls, part of its observations' key."""
+    return hashlib.sha256(_canonical(calls)).hexdigest()

@@ -1,0 +1,117 @@
+"""Issue 31, item 2: set-up once per freeze. A run keeps its set-up on the original tools
+(baselines, liveness observations, coverage records) by content under
+results/.setup-cache/<freeze id>/; a rerun takes it with identical rows, a tampered entry is
+refused, recomputed and named on stderr, and a resume reaches its rows without running any
+set-up on the original in the parent."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from test_runner import comparable, drawn_and_frozen, harness, ledger, project
+
+import harness.execution.pair_scoring as pair_scoring
+from harness.checker import ReferenceChecker
+from harness.execution.setup_cache import FOLDER, SetupCache
+
+
+def _run(root: Path):
+    done = harness("run", "plans/small.yaml", "--workers", "1", cwd=root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
+def _entries(root: Path, kind: str) -> list[Path]:
+    (folder,) = (root / "results" / FOLDER).iterdir()
+    return sorted(folder.glob(f"{kind}-*.json"))
+
+
+@pytest.fixture(scope="module")
+def cached_project(tmp_path_factory) -> tuple[Path, list[dict]]:
+    root = project(tmp_path_factory.mktemp("setup"), per_operator=2)
+    drawn_and_frozen(root)
+    first = _run(root)
+    assert "set-up cache" not in first.stderr
+    return root, comparable(ledger(root))
+
+
+def test_a_rerun_takes_the_set_up_from_the_cache_with_identical_rows(cached_project) -> None:
+    root, rows = cached_project
+    for kind in ("baseline", "observations", "coverage"):
+        assert _entries(root, kind), kind  # one entry per tool of the pairs
+    stamps = {p: p.stat().st_mtime_ns for p in (root / "results" / FOLDER).rglob("*.json")}
+    shutil.rmtree(root / "results" / "small")  # the run folder and its own caches
+    again = _run(root)
+    assert "set-up cache" not in again.stderr
+    assert comparable(ledger(root)) == rows
+    # nothing was recomputed, so nothing was rewritten
+    assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
+
+
+def test_a_tampered_entry_is_refused_recomputed_and_named(cached_project) -> None:
+    root, rows = cached_project
+    path = _entries(root, "observations")[0]
+    entry = json.loads(path.read_text())
+    entry["value"][0]["success"] = not entry["value"][0]["success"]  # digest left as it was
+    path.write_text(json.dumps(entry))
+    shutil.rmtree(root / "results" / "small")
+    again = _run(root)
+    assert f"set-up cache: {path}: its value does not match its digest; recomputed" in (
+        again.stderr
+    )
+    assert comparable(ledger(root)) == rows  # the tampered observation was never used
+    fixed = json.loads(path.read_text())  # rewritten from the recomputation
+    assert fixed["value"][0]["success"] != entry["value"][0]["success"]
+    cache = SetupCache(path.parent, fixed["key"]["freeze_id"])
+    assert cache.get("observations", _parts(fixed), list) == fixed["value"]
+
+
+def _parts(entry: dict) -> dict:
+    return {k: v for k, v in entry["key"].items() if k not in ("schema", "freeze_id", "kind")}
+
+
+def test_a_resume_reaches_its_rows_with_no_set_up_run(cached_project, monkeypatch) -> None:
+    from harness.execution.runner import execute
+
+    root, rows = cached_project
+    (run,) = (root / "results" / "small").iterdir()
+    lines = (run / "ledger.jsonl").read_bytes().splitlines(keepends=True)
+    (run / "ledger.jsonl").write_bytes(b"".join(lines[:2]))  # a run stopped after 2 rows
+    for name in ("baseline.json", "coverage.json"):  # the run folder's own caches gone too
+        (run / name).unlink()
+    monkeypatch.setenv("PYTHONHASHSEED", "0")  # the seed the cache was written under
+    parent = os.getpid()
+    ran: list[str] = []
+    warming: list[bool] = []
+
+    def counted(name, function):
+        def wrapper(*args, **kwargs):
+            # a pair's child forks: not set-up; the warm-up after a cached set-up runs one
+            # run of each kind for the pairs to inherit (`pair_scoring._warm_up`)
+            if os.getpid() == parent and not warming:
+                ran.append(name)
+            return function(*args, **kwargs)
+
+        return wrapper
+
+    def warm_up(*args, **kwargs):
+        warming.append(True)
+        try:
+            return original_warm_up(*args, **kwargs)
+        finally:
+            warming.pop()
+
+    original_warm_up = pair_scoring._warm_up
+    monkeypatch.setattr(pair_scoring, "_warm_up", warm_up)
+
+    monkeypatch.setattr(pair_scoring, "observe", counted("observe", pair_scoring.observe))
+    monkeypatch.setattr(pair_scoring, "_record", counted("record", pair_scoring._record))
+    monkeypatch.setattr(ReferenceChecker, "check", counted("check", ReferenceChecker.check))
+    result = execute(root / "plans" / "small.yaml", workers=1)
+    assert result.skipped == 2 and result.scored == len(rows) - 2
+    assert ran == []  # baselines, observations and coverage all came from the cache
+    assert comparable(result.rows) == rows
