@@ -37,6 +37,7 @@ from harness.analysis.paired import PairedTable, better_than_outcome, paired_fra
 from harness.analysis.runs import load_rows
 from harness.analysis.scoring import (
     ALL,
+    RecallRow,
     Scope,
     closed_world_recall,
     flag_precision,
@@ -119,27 +120,28 @@ def _share(value: float | None) -> str | None:
 NO_PAIRS: Bounds = (0.0, 1.0)
 
 
+def _recall_row(r: RecallRow, scope: str, operator: str, floor: float) -> PredictionRow:
+    interval = (r.recall.clustered.lo, r.recall.clustered.hi)
+    return PredictionRow(
+        PredictionKind.RECALL_FLOOR,
+        scope,
+        operator,
+        f"≥ {floor:.3f}",
+        _share(r.recall.value),
+        r.recall.n,
+        interval,
+        floor_outcome(floor, interval) if r.recall.n else Outcome.UNDECIDED,
+        r.counts.post_hoc,
+    )
+
+
 def _recall_rows(frame: pd.DataFrame, floors: dict[str, float]) -> list[PredictionRow]:
     recall = closed_world_recall(frame)
     out = []
     for operator, floor in floors.items():
         name = ALL if operator == POOLED_KEY else operator
         found = [r for r in recall if r.operator == name]
-        for r in found:
-            interval = (r.recall.clustered.lo, r.recall.clustered.hi)
-            out.append(
-                PredictionRow(
-                    PredictionKind.RECALL_FLOOR,
-                    r.scope.value,
-                    operator,
-                    f"≥ {floor:.3f}",
-                    _share(r.recall.value),
-                    r.recall.n,
-                    interval,
-                    floor_outcome(floor, interval) if r.recall.n else Outcome.UNDECIDED,
-                    r.counts.post_hoc,
-                )
-            )
+        out += [_recall_row(r, r.scope.value, operator, floor) for r in found]
         if not found:  # predicted, never drawn: the claim stands untested
             out.append(_untested(PredictionKind.RECALL_FLOOR, operator, f"≥ {floor:.3f}"))
     return out
@@ -158,22 +160,9 @@ def _benchmark_rows(
             r = pooled.get(ALL if operator == POOLED_KEY else operator)
             if r is None:
                 row = _untested(PredictionKind.RECALL_FLOOR, operator, f"≥ {floor:.3f}", bench)
-                out.append(row)
-                continue
-            interval = (r.recall.clustered.lo, r.recall.clustered.hi)
-            out.append(
-                PredictionRow(
-                    PredictionKind.RECALL_FLOOR,
-                    bench,
-                    operator,
-                    f"≥ {floor:.3f}",
-                    _share(r.recall.value),
-                    r.recall.n,
-                    interval,
-                    floor_outcome(floor, interval) if r.recall.n else Outcome.UNDECIDED,
-                    r.counts.post_hoc,
-                )
-            )
+            else:
+                row = _recall_row(r, bench, operator, floor)
+            out.append(row)
     return out
 
 
