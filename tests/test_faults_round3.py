@@ -384,13 +384,16 @@ def deposit(bank, account_id, amount):
 
 
 def test_a_mutant_cannot_write_outside_its_scratch_folder(tmp_path, monkeypatch):
-    import tempfile
 
     import test_runner
     from test_runner import fault_corpus
 
     name = f"escaped-{os.getpid()}-{int(time.time())}"
-    tmp = tempfile.gettempdir()
+    # a temporary folder of the run's own (TMPDIR): scratch folders of other harness runs
+    # on the machine (other test workers, a user's run) are neither swept nor counted here
+    tmp = str(tmp_path / "tmp")
+    os.mkdir(tmp)
+    monkeypatch.setenv("TMPDIR", tmp)
     text = WRITER.format(tmp=tmp, name=name)
     monkeypatch.setattr(test_runner, "FAULTS", {"deposit": ("x", text)})
     root = project(tmp_path, timeout=20)
@@ -401,9 +404,7 @@ def test_a_mutant_cannot_write_outside_its_scratch_folder(tmp_path, monkeypatch)
     stale = Path(tmp) / "harness-pair-4194303"
     assert not Path("/proc/4194303").exists()
     stale.mkdir(exist_ok=True)
-    # scratch folders of other processes still alive (e.g. earlier tests' children) are
-    # not this run's to sweep: only the stale one and the run's own must be gone
-    before = set(Path(tmp).glob("harness-pair-*")) - {stale}
+    before = set(Path(tmp).glob("harness-pair-*")) - {stale}  # none: the folder is the run's
     try:
         done = harness("run", "plans/small.yaml", cwd=root)
         assert done.returncode == 0, done.stderr
