@@ -34,6 +34,19 @@ distributed = pytest.importorskip("distributed")
 TIMEOUT = 60  # seconds for any cluster start, connection or wait
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _hash_seed_restored() -> Iterator[None]:
+    """Starting a LocalCluster sets PYTHONHASHSEED in this process's environment (distributed's
+    nanny: 6640); put it back when the module is done, so that later tests of the same worker
+    (whose `harness run` children would inherit it) see the environment they started with."""
+    before = os.environ.get("PYTHONHASHSEED")
+    yield
+    if before is None:
+        os.environ.pop("PYTHONHASHSEED", None)
+    else:
+        os.environ["PYTHONHASHSEED"] = before
+
+
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[tuple[str, distributed.Client]]:
     """Two single-threaded worker processes on 127.0.0.1, shared by the tests of this module."""

@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from test_runner import comparable, drawn_and_frozen, harness, ledger, project
 
-import harness.execution.pair_scoring as pair_scoring
-from harness.checker import ReferenceChecker
 from harness.execution.setup_cache import FOLDER, SetupCache
 
 
@@ -74,44 +74,57 @@ def _parts(entry: dict) -> dict:
     return {k: v for k, v in entry["key"].items() if k not in ("schema", "freeze_id", "kind")}
 
 
-def test_a_resume_reaches_its_rows_with_no_set_up_run(cached_project, monkeypatch) -> None:
-    from harness.execution.runner import execute
+# Run in a fresh interpreter: what an earlier test left in this process (a Dask cluster's
+# run, say) must not decide what this one measures; the script prints what the parent ran.
+RESUME = """
+import json, os, sys
+from pathlib import Path
+import harness.execution.pair_scoring as pair_scoring
+from harness.checker import ReferenceChecker
+from harness.execution.runner import execute
+parent, ran, warming = os.getpid(), [], []
+def counted(name, function):
+    def wrapper(*args, **kwargs):
+        # a pair's child forks: not set-up; the warm-up after a cached set-up runs one run
+        # of each kind for the pairs to inherit (`pair_scoring._warm_up`)
+        if os.getpid() == parent and not warming:
+            ran.append(name)
+        return function(*args, **kwargs)
+    return wrapper
+original_warm_up = pair_scoring._warm_up
+def warm_up(*args, **kwargs):
+    warming.append(True)
+    try:
+        return original_warm_up(*args, **kwargs)
+    finally:
+        warming.pop()
+pair_scoring._warm_up = warm_up
+pair_scoring.observe = counted("observe", pair_scoring.observe)
+pair_scoring._record = counted("record", pair_scoring._record)
+ReferenceChecker.check = counted("check", ReferenceChecker.check)
+result = execute(Path(sys.argv[1]), workers=1)
+print(json.dumps({"ran": ran, "skipped": result.skipped, "scored": result.scored}))
+"""
 
+
+def test_a_resume_reaches_its_rows_with_no_set_up_run(cached_project) -> None:
     root, rows = cached_project
     (run,) = (root / "results" / "small").iterdir()
     lines = (run / "ledger.jsonl").read_bytes().splitlines(keepends=True)
     (run / "ledger.jsonl").write_bytes(b"".join(lines[:2]))  # a run stopped after 2 rows
     for name in ("baseline.json", "coverage.json"):  # the run folder's own caches gone too
         (run / name).unlink()
-    monkeypatch.setenv("PYTHONHASHSEED", "0")  # the seed the cache was written under
-    parent = os.getpid()
-    ran: list[str] = []
-    warming: list[bool] = []
-
-    def counted(name, function):
-        def wrapper(*args, **kwargs):
-            # a pair's child forks: not set-up; the warm-up after a cached set-up runs one
-            # run of each kind for the pairs to inherit (`pair_scoring._warm_up`)
-            if os.getpid() == parent and not warming:
-                ran.append(name)
-            return function(*args, **kwargs)
-
-        return wrapper
-
-    def warm_up(*args, **kwargs):
-        warming.append(True)
-        try:
-            return original_warm_up(*args, **kwargs)
-        finally:
-            warming.pop()
-
-    original_warm_up = pair_scoring._warm_up
-    monkeypatch.setattr(pair_scoring, "_warm_up", warm_up)
-
-    monkeypatch.setattr(pair_scoring, "observe", counted("observe", pair_scoring.observe))
-    monkeypatch.setattr(pair_scoring, "_record", counted("record", pair_scoring._record))
-    monkeypatch.setattr(ReferenceChecker, "check", counted("check", ReferenceChecker.check))
-    result = execute(root / "plans" / "small.yaml", workers=1)
-    assert result.skipped == 2 and result.scored == len(rows) - 2
-    assert ran == []  # baselines, observations and coverage all came from the cache
-    assert comparable(result.rows) == rows
+    done = subprocess.run(
+        [sys.executable, "-c", RESUME, str(root / "plans" / "small.yaml")],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONHASHSEED": "0"},  # the seed the cache was written under
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["skipped"] == 2 and seen["scored"] == len(rows) - 2
+    assert seen["ran"] == [], done.stderr[-2000:]
+    assert "set-up cache" not in done.stderr
+    assert comparable(ledger(root)) == rows
