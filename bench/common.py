@@ -16,7 +16,8 @@ from harness.execution.ledger import LedgerRow
 from harness.execution.plan import load_plan
 from harness.targets.registry import Target
 
-RESULTS = Path(__file__).resolve().parent.parent / "results" / "bench"
+REPO = Path(__file__).resolve().parent.parent
+RESULTS = REPO / "results" / "bench"
 
 
 def throwaway_project(root: Path, name: str, plan_text: str) -> tuple[Path, Corpus]:

@@ -42,6 +42,7 @@ def main() -> int:
 
     from harness.execution.freeze import checker_for
     from harness.execution.plan import load_plan
+    from harness.execution.recorded_calls import attach_probes
     from harness.targets.registry import load_target
 
     try:
@@ -53,6 +54,8 @@ def main() -> int:
     if source != copy.resolve():
         record["error"] = f"target imported from {source}, not from the copy {copy}"
         return _finish(spec, record, began, 3)
+    # the probe half of the recorded calls, as the harness's pairs get it (bench --recorded)
+    attach_probes({target.name: target}, {target.name: spec.get("recorded_probes", {})})
     checker = checker_for(load_plan(Path(spec["plan"])))
     detected = []
     try:

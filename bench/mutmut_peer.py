@@ -33,8 +33,10 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from harness.checker import ReferenceChecker
+from harness.execution.recorded_calls import attach_probes
 from harness.mutation.model import FunctionSite
 from harness.targets.registry import load_target
 
@@ -47,6 +49,7 @@ import pytest
 
 import toy_domain
 from harness.checker import ReferenceChecker
+from harness.execution.recorded_calls import attach_probes
 from harness.targets.registry import load_target
 
 HERE = Path(__file__).resolve().parent
@@ -54,6 +57,7 @@ if not Path(toy_domain.__file__).resolve().is_relative_to(HERE.parent):
     raise ImportError(f"toy_domain from {toy_domain.__file__}, not mutmut's copy {HERE.parent}")
 SPEC = json.loads((HERE / "spec.json").read_text())
 TARGET = load_target("toy_domain")
+attach_probes({"toy_domain": TARGET}, {"toy_domain": SPEC["recorded_probes"]})
 CHECKER = ReferenceChecker(seed=SPEC["seed"])
 
 
@@ -105,10 +109,12 @@ def pattern(site: FunctionSite) -> str | None:
     return f"{module}.{name}__mutmut_*"
 
 
-def toy_baseline(seed: int) -> dict[str, list[str]]:
+def toy_baseline(seed: int, probes: dict[str, Any]) -> dict[str, list[str]]:
     """The violated clauses of every original toy tool with a contract, by the reference
-    checker with the plan's seed (in this process, on the installed package)."""
+    checker with the plan's seed and the recorded probe half `probes` (empty without one),
+    in this process, on the installed package."""
     target = load_target("toy_domain")
+    attach_probes({"toy_domain": target}, {"toy_domain": probes})
     checker = ReferenceChecker(seed=seed)
     report = checker.check(target, sorted(target.contracts))
     return {t.tool: sorted(c.clause_id for c in t.violations()) for t in report.tools}
@@ -120,6 +126,7 @@ def run_mutmut(
     children: int,
     seed: int,
     baseline: dict[str, list[str]],
+    probes: dict[str, Any],
 ) -> MutmutSession:
     """One `mutmut run --max-children CHILDREN` in a new session folder under `folder`."""
     target = load_target("toy_domain")
@@ -130,7 +137,11 @@ def run_mutmut(
     shutil.copytree(package, session / "toy_domain", ignore=shutil.ignore_patterns("__pycache__"))
     (session / "tests").mkdir()
     (session / "tests" / "spec.json").write_text(
-        json.dumps({"seed": seed, "baseline": baseline}, indent=1, sort_keys=True)
+        json.dumps(
+            {"seed": seed, "baseline": baseline, "recorded_probes": probes},
+            indent=1,
+            sort_keys=True,
+        )
     )
     (session / "tests" / "test_checker.py").write_text(TEST)
     files = sorted({site.file for site in sites})

@@ -2,10 +2,13 @@
 against local at the same worker count (issue 31).
 
     python bench/overhead.py [--limit N] [--targets toy_domain,agentdojo-banking]
-                             [--workers N] [--no-dask] [--profile N] [--keep DIR]
+                             [--workers N] [--no-dask] [--profile N] [--[no-]recorded]
+                             [--keep DIR]
 
 In one sitting, on open-world mutants (Cosmic Ray's operators, `bench/throughput.py`'s plan,
-`--limit` mutants a target, seeded) in a throwaway project:
+`--limit` mutants a target, seeded) in a throwaway project; by default with the recorded
+calls (`recorded_calls:` and a copy of corpora/), as the repository's 1.3.0 plans run the
+checker (`--no-recorded`: the fresh-environment probes only, as 1.2.0's plans did):
 
 1. **Bare work** of each pair: its liveness calls, its grader replays (`grade` of each task
    that calls the tool) and the checker's run, all on the ORIGINAL tool, in this warm
@@ -18,6 +21,9 @@ In one sitting, on open-world mutants (Cosmic Ray's operators, `bench/throughput
 2. **Set-up to first row**, uncached (results/ removed, the set-up cache with it) and
    cached (only the run folder removed: `results/.setup-cache` kept), and the rows of the
    two (identical, else exit 1).
+2b. **Stopped and resumed**: a fresh `python -m harness run --workers N`, sent SIGTERM once
+   its ledger holds half the pairs, then run again to its end: its rows against the
+   uninterrupted run's (identical, else exit 1), and no pair lost or recorded twice.
 3. **Dask against local** at `--workers` (default 2): the local executor, a LocalCluster,
    and a real `dask scheduler` + `dask worker --nworkers N` on 127.0.0.1, all with the set-up
    cached and coverage on; wall time and the time from the first row to the last; rows
@@ -28,8 +34,8 @@ In one sitting, on open-world mutants (Cosmic Ray's operators, `bench/throughput
    the child's isolation, IPC, join, ledger).
 
 The load average is printed beside every time. Writes
-results/bench/overhead-<date>-limit<N>.json and .md. Runs under PYTHONHASHSEED=0 unless a
-seed is set, as `harness` does.
+results/bench/overhead-<date>[-no-recorded]-limit<N>.json and .md. Runs under
+PYTHONHASHSEED=0 unless a seed is set, as `harness` does.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ import json
 import os
 import pstats
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -53,9 +60,10 @@ from throughput import bench_project
 from harness.cli import fixed_hash_seed
 from harness.execution.draw import Corpus, DrawnPair
 from harness.execution.freeze import checker_for
-from harness.execution.ledger import LedgerRow
+from harness.execution.ledger import LedgerRow, read_rows
 from harness.execution.liveness import observe
 from harness.execution.plan import load_plan
+from harness.execution.recorded_calls import attach_probes
 from harness.execution.runner import execute
 from harness.targets.adapter import GraderAdapter
 from harness.targets.registry import Target, load_target
@@ -98,10 +106,13 @@ def _tool_work(target: Target, tool: str, calls: list[Any], checker: Any) -> tup
 
 def bare_work(plan_path: Path, corpus: Corpus) -> dict[tuple[str, str], tuple[float, float]]:
     """(target, tool) -> (bare work, checker run) in seconds: the best of two timed passes
-    after one untimed one, in this process."""
+    after one untimed one, in this process. The liveness calls are the drawn corpus's (its
+    recorded liveness half among them) and the checker has the recorded probe half, as a
+    pair's child has them."""
     plan = load_plan(plan_path)
     checker = checker_for(plan)
     targets = {name: load_target(name) for name in plan.targets()}
+    attach_probes(targets, corpus.recorded_probes)
     keys = sorted({(p.mutant.target, p.tool) for p in corpus.pairs})
     best: dict[tuple[str, str], tuple[float, float]] = {}
     for attempt in range(3):
@@ -233,6 +244,53 @@ def first_row_in_fresh_process(plan_path: Path, *, fresh: bool) -> dict[str, Any
         "seconds": round(ended, 2),
         "load_before": before,
         "load_after": load(),
+    }
+
+
+# --- 2b. a run stopped and resumed ----------------------------------------------------------
+
+
+def stopped_and_resumed(plan_path: Path, workers: int, pairs: int) -> dict[str, Any]:
+    """`python -m harness run PLAN` as a user starts it, stopped by SIGTERM once its ledger
+    holds half the pairs, then run again to the end (set-up cached): how many rows the stop
+    left, whether any pair is in the ledger twice, and the rows, for comparison with an
+    uninterrupted run."""
+    root = plan_path.parent.parent
+    name = load_plan(plan_path).name
+    shutil.rmtree(root / "results" / name, ignore_errors=True)
+    command = [sys.executable, "-m", "harness", "run", str(plan_path), "--workers", str(workers)]
+    before = load()
+    process = subprocess.Popen(command, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    ledger = None
+    stopped_at = 0
+    while process.poll() is None:
+        ledgers = list((root / "results" / name).glob("*/ledger.jsonl"))
+        if ledgers:
+            ledger = ledgers[0]
+            stopped_at = ledger.read_bytes().count(b"\n")
+            if stopped_at >= pairs // 2:
+                process.send_signal(signal.SIGTERM)
+                break
+        time.sleep(0.01)
+    _, errors = process.communicate()
+    stop_code = process.returncode
+    if ledger is None:
+        raise SystemExit(f"harness run wrote no ledger: {errors.decode()[-2000:]}")
+    after_stop = len(list(read_rows(ledger)))
+    resumed = subprocess.run(command, cwd=root, capture_output=True)
+    if resumed.returncode != 0:
+        raise SystemExit(f"the resumed harness run failed: {resumed.stderr.decode()[-2000:]}")
+    rows = list(read_rows(ledger))
+    ids = [r.pair_id for r in rows]
+    return {
+        "signal_sent_at_rows": stopped_at,
+        "stop_exit_code": stop_code,
+        "rows_after_stop": after_stop,
+        "rows_after_resume": len(rows),
+        "duplicate_pairs": len(ids) - len(set(ids)),
+        "load_before": before,
+        "load_after": load(),
+        "rows": rows,
     }
 
 
@@ -435,6 +493,12 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--no-dask", action="store_true")
     parser.add_argument("--profile", type=int, default=0, help="profile this many pairs")
+    parser.add_argument(
+        "--recorded",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="the checker with the recorded-call corpora, as the 1.3.0 plans run it (default)",
+    )
     parser.add_argument("--seed", type=int, default=20261130)
     parser.add_argument("--keep", type=Path, help="work in this new folder and keep it")
     args = parser.parse_args()
@@ -444,9 +508,17 @@ def main() -> int:
     report: dict[str, Any] = {"date": today(), "targets": targets, "limit": args.limit}
     with tempfile.TemporaryDirectory(prefix="overhead-") as tmp:
         folder = Path(tmp) if args.keep is None else args.keep.resolve()
-        plan_path, corpus = bench_project(folder / "project", targets, 1, args.limit, args.seed)
-        say(f"{len(corpus.pairs)} pairs of {', '.join(targets)}", flush=True)
+        plan_path, corpus = bench_project(
+            folder / "project", targets, 1, args.limit, args.seed, recorded=args.recorded
+        )
+        recorded = "with" if args.recorded else "without"
+        say(
+            f"{len(corpus.pairs)} pairs of {', '.join(targets)}; checker "
+            f"{checker_for(load_plan(plan_path)).version} {recorded} the recorded calls",
+            flush=True,
+        )
         report["pairs"] = len(corpus.pairs)
+        report["recorded_calls"] = args.recorded
 
         say("1. pairs against their bare work (1 worker):", flush=True)
         before = load()
@@ -509,6 +581,27 @@ def main() -> int:
             },
             "runs": {"1": public(on), "1_off": public(off)},
         }
+
+        say(
+            f"2b. a fresh `harness run --workers {args.workers}` stopped by SIGTERM at half its "
+            "pairs, then resumed (set-up cached):",
+            flush=True,
+        )
+        resumed = stopped_and_resumed(plan_path, args.workers, len(corpus.pairs))
+        say(
+            f"  SIGTERM at {resumed['signal_sent_at_rows']} rows, exit code "
+            f"{resumed['stop_exit_code']}, {resumed['rows_after_stop']} whole rows kept; after "
+            f"the resume {resumed['rows_after_resume']} rows of {len(corpus.pairs)} pairs, "
+            f"{resumed['duplicate_pairs']} pairs twice; load {resumed['load_before']} -> "
+            f"{resumed['load_after']}",
+            flush=True,
+        )
+        if resumed["rows_after_stop"] >= len(corpus.pairs):
+            say("  the run ended before the signal stopped it: no resume was tested (more pairs)")
+        same("uninterrupted / stopped and resumed", cached["rows"], resumed["rows"], failures)
+        if resumed["duplicate_pairs"] or resumed["rows_after_resume"] != len(corpus.pairs):
+            failures.append("the resumed ledger lost or repeated a pair")
+        report["resume"] = public(resumed)
 
         if not args.no_dask:
             from harness.execution.dask_executor import DaskExecutor
@@ -581,7 +674,8 @@ def main() -> int:
             say(f"    {'rest (start-up, IPC, join, waits)':<34} {steps['rest_ms_a_pair']:7.2f} ms")
 
     report["failures"] = failures
-    out = RESULTS / f"overhead-{today()}-limit{args.limit}"
+    suffix = "" if args.recorded else "-no-recorded"
+    out = RESULTS / f"overhead-{today()}{suffix}-limit{args.limit}"
     out.with_suffix(".json").write_text(json.dumps(report, indent=1, default=str) + "\n")
     command = "python bench/overhead.py " + " ".join(sys.argv[1:])
     out.with_suffix(".md").write_text(

@@ -60,6 +60,7 @@ from pathlib import Path
 from typing import Any
 
 from common import (
+    REPO,
     RESULTS,
     RowClock,
     bare_checker_seconds,
@@ -75,6 +76,7 @@ from harness.execution.draw import Corpus, DrawnPair, corpus_dir, write_corpus
 from harness.execution.freeze import checker_for, freeze
 from harness.execution.ledger import LedgerRow, PairStatus
 from harness.execution.plan import load_plan
+from harness.execution.recorded_calls import attach_probes
 from harness.execution.runner import execute
 from harness.mutation.model import Mutant
 from harness.mutation.open_world import COSMIC_RAY_OPERATORS
@@ -99,8 +101,15 @@ description: bench/throughput.py (open-world mutants, Cosmic Ray's own operators
 seed: {seed}
 timeout_seconds: 30
 liveness_probes_per_tool: 12
-arms:
+{recorded}arms:
 {arms}
+"""
+# `--recorded`: the checker as the repository's 1.3.0 plans run it, with the probe half of
+# the recorded-call corpora (copied into the throwaway project) and the liveness half
+RECORDED = """recorded_calls:
+  corpora: corpora
+  split_seed: 20261203
+  liveness_per_tool: 12
 """
 ARM = """  - name: {name}
     kind: open_world
@@ -286,10 +295,15 @@ def cosmic_ray_cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> 
 
 
 def run_cosmic_ray(
-    folder: Path, plan_path: Path, target_name: str, pairs: list[DrawnPair], baseline_file: Path
+    folder: Path,
+    plan_path: Path,
+    target_name: str,
+    pairs: list[DrawnPair],
+    baseline_file: Path,
+    probes: dict[str, Any],
 ) -> CosmicRaySession:
     """One Cosmic Ray session over the harness's mutants of one target, on a copy of its
-    package in `folder`."""
+    package in `folder`; `probes`: the target's recorded probe half (empty without one)."""
     from cosmic_ray.mutating import mutate_code
     from cosmic_ray.plugins import get_operator
     from cosmic_ray.work_db import WorkDB, use_db
@@ -375,6 +389,7 @@ def run_cosmic_ray(
                 "log": str(log),
                 "pristine": {f: hashlib.sha256((copy / f).read_bytes()).hexdigest() for f in files},
                 "mutants": by_hash,
+                "recorded_probes": probes,
                 "baseline_violations": {
                     tool: sorted(
                         c.clause_id
@@ -456,14 +471,23 @@ def agentdojo_installed() -> bool:
 
 
 def bench_project(
-    folder: Path, targets: list[str], per_operator: int, limit: int | None, seed: int
+    folder: Path,
+    targets: list[str],
+    per_operator: int,
+    limit: int | None,
+    seed: int,
+    recorded: bool = False,
 ) -> tuple[Path, Corpus]:
     """Draw the open-world plan; with `limit`, keep a seeded sample of `limit` pairs per
-    target (mutants whole: every pair of a kept mutant), then freeze."""
+    target (mutants whole: every pair of a kept mutant), then freeze. With `recorded`, the
+    plan has the repository's recorded calls (`RECORDED`; corpora/ copied into `folder`)."""
     arms = "".join(
         ARM.format(name=f"open_world-{t}", target=t, per_operator=per_operator) for t in targets
     )
-    plan_path, corpus = throwaway_project(folder, "throughput", PLAN.format(seed=seed, arms=arms))
+    if recorded:
+        shutil.copytree(REPO / "corpora", folder / "corpora")
+    text = PLAN.format(seed=seed, arms=arms, recorded=RECORDED if recorded else "")
+    plan_path, corpus = throwaway_project(folder, "throughput", text)
     if limit is None:
         return plan_path, corpus
     rng = random.Random(seed)
@@ -489,6 +513,7 @@ def toy_harness_runs(
     runs: tuple[HarnessRun, HarnessRun],
     limit: int | None,
     seed: int,
+    recorded: bool,
 ) -> tuple[HarnessRun, HarnessRun, str]:
     """The harness's 1- and 2-worker runs on the toy pairs of this sitting, which mutmut is
     compared with: the runs above when the toy domain is the only target; else toy-only runs
@@ -496,7 +521,9 @@ def toy_harness_runs(
     a mixed run's wall time is mostly the other targets' set-up."""
     if targets == ["toy_domain"]:
         return *runs, "the harness runs above (the toy domain is the only target)"
-    plan_path, toy = bench_project(folder / "toy-only", ["toy_domain"], 1, limit, seed)
+    plan_path, toy = bench_project(
+        folder / "toy-only", ["toy_domain"], 1, limit, seed, recorded=recorded
+    )
     wanted = sorted(p.pair_id for p in corpus.pairs if p.mutant.target == "toy_domain")
     if sorted(p.pair_id for p in toy.pairs) != wanted:
         raise SystemExit(
@@ -524,7 +551,8 @@ def mutmut_runs(
             if p.mutant.target == "toy_domain"
         }.values()
     )
-    baseline = toy_baseline(plan.checker_seed)
+    probes = corpus.recorded_probes.get("toy_domain", {})
+    baseline = toy_baseline(plan.checker_seed, probes)
     recorded = json.loads((run_dir / "baseline.json").read_text())
     for key, report in recorded.items():
         target, _, tool = key.partition(":")
@@ -538,7 +566,7 @@ def mutmut_runs(
             )
     sessions = []
     for children in (1, 2):
-        session = run_mutmut(folder, sites, children, plan.checker_seed, baseline)
+        session = run_mutmut(folder, sites, children, plan.checker_seed, baseline, probes)
         print(
             f"mutmut, {children} child{'ren' if children > 1 else ''}: "
             f"{session.wall_seconds:6.1f} s, {session.tested} of its {session.mutants} mutants "
@@ -562,6 +590,11 @@ def main() -> int:
         action="store_true",
         help="add AgentDojo's four suites (when installed): much longer",
     )
+    parser.add_argument(
+        "--recorded",
+        action="store_true",
+        help="the checker with the recorded-call corpora, as the 1.3.0 plans run it",
+    )
     parser.add_argument("--seed", type=int, default=20261130)
     parser.add_argument("--keep", type=Path, help="work in this new folder and keep it")
     args = parser.parse_args()
@@ -577,7 +610,9 @@ def main() -> int:
 
     with TreeMemory() as memory, tempfile.TemporaryDirectory(prefix="bench-") as tmp:
         folder = Path(tmp) if args.keep is None else args.keep.resolve()
-        plan_path, corpus = bench_project(folder, targets, 1, limit, args.seed)
+        plan_path, corpus = bench_project(
+            folder, targets, 1, limit, args.seed, recorded=args.recorded
+        )
         print(
             f"{len(corpus.pairs)} pairs ({len({p.mutant.id for p in corpus.pairs})} mutants) "
             f"of {', '.join(targets)}; drawn in {time.perf_counter() - started:.1f} s"
@@ -603,14 +638,17 @@ def main() -> int:
         for line in ledgers:
             print(f"LEDGER MISMATCH {line}")
         toy_one, toy_two, toy_source = toy_harness_runs(
-            folder, targets, corpus, (one, two), limit, args.seed
+            folder, targets, corpus, (one, two), limit, args.seed, args.recorded
         )
 
         memory.phase = "cosmic_ray"
         sessions = []
         for target in targets:
             pairs = [p for p in corpus.pairs if p.mutant.target == target]
-            session = run_cosmic_ray(folder, plan_path, target, pairs, run_dir / "baseline.json")
+            probes = corpus.recorded_probes.get(target, {})
+            session = run_cosmic_ray(
+                folder, plan_path, target, pairs, run_dir / "baseline.json", probes
+            )
             print(
                 f"Cosmic Ray, {target}: {session.exec_seconds:6.1f} s exec "
                 f"({session.init_seconds:.1f} s init)"
@@ -620,6 +658,7 @@ def main() -> int:
         memory.phase = "bare_checker"
         checker = checker_for(load_plan(plan_path))
         loaded = {t: load_target(t) for t in targets}
+        attach_probes(loaded, corpus.recorded_probes)
         cpu = cpu_seconds()
         bare = [bare_checker_seconds(checker, loaded[r.target], r.tool) for r in rows]
         bare_cpu = cpu_seconds() - cpu
@@ -659,6 +698,7 @@ def main() -> int:
     stem = (
         today()
         + ("-agentdojo" if args.agentdojo else "")
+        + ("-recorded" if args.recorded else "")
         + (f"-limit{args.limit}" if args.limit else "-quick" if args.quick else "")
     )
     (RESULTS / f"{stem}.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
