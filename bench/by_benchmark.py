@@ -5,7 +5,12 @@ benchmark, of one or more run folders, from their ledgers alone.
 
 A benchmark is the name before the first `-` of a target (agentdojo, bfcl, tau2; the toy
 domain its own). `real w/o bfcl` is the real targets the 1.2.0 runs had, for a comparison
-of a run that adds BFCL with one that did not. Prints Markdown.
+of a run that adds BFCL with one that did not. Open-world escapes (live pairs missed) are
+split by miss cause too. With two run folders (old, then new), also the open-world pairs
+both share, pair for pair per benchmark: detected by both, only by the new, only by the
+old, by neither, with McNemar's exact p on the discordant pairs
+(`harness.analysis.paired.mcnemar_exact`); descriptive, since no plan predicts it (the
+closed-world pairs have `better_than` and its table, tables/paired.md). Prints Markdown.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from harness.analysis import load_ledger
+from harness.analysis.paired import mcnemar_exact
 
 CAUSES = ("unreached", "probe_unrevealing", "no_clause", "checker_crash")
 
@@ -50,21 +56,58 @@ def report(run: Path) -> str:
         out.append("")
     ow = df[df["arm_kind"] == "open_world"]
     if len(ow):
-        out += ["| open world | pairs | live | escapes | escape rate |"]
-        out += ["|---|---:|---:|---:|---:|"]
+        head = "| open world | pairs | live | escapes | escape rate | "
+        out += [head + " | ".join(CAUSES) + " |"]
+        out += ["|---|---:|---:|---:|---:|" + "---:|" * len(CAUSES)]
         for name, g in ow.groupby("bench"):
             live = g[g["live"].fillna(False).astype(bool)]
-            escapes = int((live["status"].astype(str) == "missed").sum())
-            rate = f"{escapes / len(live):.3f}" if len(live) else "—"
-            out.append(f"| {name} | {len(g)} | {len(live)} | {escapes} | {rate} |")
+            escaped = live[live["status"].astype(str) == "missed"]
+            causes = escaped["miss_cause"].astype(str).value_counts()
+            rate = f"{len(escaped) / len(live):.3f}" if len(live) else "—"
+            out.append(
+                f"| {name} | {len(g)} | {len(live)} | {len(escaped)} | {rate} | "
+                + " | ".join(str(int(causes.get(c, 0))) for c in CAUSES)
+                + " |"
+            )
         out.append("")
     return "\n".join(out)
+
+
+def open_world_paired(old: Path, new: Path) -> str:
+    """Open-world pairs both runs share, detected or not, per benchmark and in all."""
+    frames = []
+    for run in (old, new):
+        df = load_ledger(run)
+        df = df[df["arm_kind"] == "open_world"]
+        frames.append(df.assign(bench=df["target"].astype(str).str.split("-").str[0]))
+    keep = ["pair_id", "bench", "detected"]
+    shared = frames[0][keep].merge(frames[1][keep], on=["pair_id", "bench"], suffixes=("_o", "_n"))
+    if shared.empty:
+        return ""
+    out = [
+        f"### open-world pairs shared by {old} (old) and {new} (new)",
+        "",
+        "| benchmark | shared | both | only new | only old | neither | McNemar exact p |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, g in [*shared.groupby("bench"), ("all", shared)]:
+        dn, do = g["detected_n"].astype(bool), g["detected_o"].astype(bool)
+        only_new, only_old = int((dn & ~do).sum()), int((~dn & do).sum())
+        p = mcnemar_exact(only_new, only_old)
+        out.append(
+            f"| {name} | {len(g)} | {int((dn & do).sum())} | {only_new} | {only_old} | "
+            f"{int((~dn & ~do).sum())} | {'—' if p is None else f'{p:.2g}'} |"
+        )
+    return "\n".join([*out, ""])
 
 
 def main() -> int:
     if len(sys.argv) < 2:
         sys.exit(__doc__)
-    print("\n".join(report(Path(arg)) for arg in sys.argv[1:]))
+    runs = [Path(arg) for arg in sys.argv[1:]]
+    print("\n".join(report(run) for run in runs))
+    if len(runs) == 2:
+        print(open_world_paired(*runs))
     return 0
 
 
