@@ -9,12 +9,13 @@ prediction of the plan failed (without --strict a failed prediction is a result:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -364,22 +365,64 @@ def _same_run(args: argparse.Namespace) -> list[str]:
     return words
 
 
+class StopLatch:
+    """Ctrl-C and SIGTERM for `harness run`, never lost.
+
+    Each raises at once in the main thread (SIGTERM as `isolation.Stopped`), as
+    `isolation.interrupts_as_keyboard` does; the latch also remembers it. CPython ignores an
+    exception raised in an at-fork callback ("Exception ignored in: _releaseLock", logging's
+    lock after `os.fork`), so a signal that lands while the runner forks a pair's child was
+    swallowed and the run went on to its end. `after_row`, called by the progress hook once
+    a row is recorded, raises a remembered signal again, once: the run stops at the latest
+    after the next row. A SIGINT that was ignored when the run started (a background job of
+    a non-interactive shell) stays ignored."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self.raised_again = False
+
+    def _stop(self, signum: int, frame: object) -> None:
+        from harness.execution.isolation import Stopped
+
+        self.signum = signum
+        raise Stopped(signum)
+
+    def after_row(self) -> None:
+        if self.signum is not None and not self.raised_again:
+            from harness.execution.isolation import Stopped
+
+            self.raised_again = True
+            raise Stopped(self.signum)
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        stops = [signal.SIGTERM]
+        if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+            stops.append(signal.SIGINT)
+        previous = {s: signal.signal(s, self._stop) for s in stops}
+        try:
+            yield
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from harness.analysis import load_run_meta, main_tables
     from harness.analysis.predictions import score_predictions
     from harness.analysis.report import REPORT_HTML
     from harness.analysis.verdict import report_pointer
     from harness.execution.executors import executor_for
-    from harness.execution.isolation import interrupts_as_keyboard
     from harness.execution.progress import RunProgress
     from harness.execution.runner import RunInterrupted, execute
 
     executor = executor_for(
         args.executor, workers=args.workers, scheduler=args.scheduler, batch_size=args.batch_size
     )
-    progress = RunProgress(err_console)
+    latch = StopLatch()
+    progress = RunProgress(err_console, after_row=latch.after_row)
     try:
-        with interrupts_as_keyboard():  # SIGTERM stops the run like Ctrl-C
+        with latch.installed():  # SIGTERM stops the run like Ctrl-C, neither is lost
             result = execute(
                 Path(args.plan),
                 post_hoc=args.post_hoc,

@@ -47,7 +47,13 @@ class _RemainingColumn(ProgressColumn):
 
 
 class RunProgress:
-    def __init__(self, console: Console, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        console: Console,
+        clock: Callable[[], float] = time.monotonic,
+        after_row: Callable[[], None] | None = None,
+    ):
+        self.after_row = after_row  # called once a row is recorded (`harness.cli.StopLatch`)
         self.counts: Counter[str] = Counter()
         self.clock = clock
         self.total = 0
@@ -91,6 +97,8 @@ class RunProgress:
         if self.task is not None:
             counts = " ".join(f"{k}={v}" for k, v in sorted(self.counts.items()))
             self.progress.update(self.task, advance=1, counts=counts)
+        if self.after_row is not None:
+            self.after_row()
 
     def stop(self) -> None:
         self.progress.stop()
