@@ -254,7 +254,10 @@ def stopped_and_resumed(plan_path: Path, workers: int, pairs: int) -> dict[str, 
     """`python -m harness run PLAN` as a user starts it, stopped by SIGTERM once its ledger
     holds half the pairs, then run again to the end (set-up cached): how many rows the stop
     left, whether any pair is in the ledger twice, and the rows, for comparison with an
-    uninterrupted run."""
+    uninterrupted run. Its first two sittings found the signal lost: it landed while the
+    runner forked a pair, CPython ignored the `Stopped` raised in logging's at-fork
+    callback, and the run went on to its end (exit 0, every row kept); `harness.cli.
+    StopLatch` raises it again after the next row (tests/test_stop_latch.py)."""
     root = plan_path.parent.parent
     name = load_plan(plan_path).name
     shutil.rmtree(root / "results" / name, ignore_errors=True)
@@ -269,7 +272,7 @@ def stopped_and_resumed(plan_path: Path, workers: int, pairs: int) -> dict[str, 
             ledger = ledgers[0]
             stopped_at = ledger.read_bytes().count(b"\n")
             if stopped_at >= pairs // 2:
-                process.send_signal(signal.SIGTERM)
+                os.kill(process.pid, signal.SIGTERM)  # not reaped yet: poll() said running
                 break
         time.sleep(0.01)
     _, errors = process.communicate()
@@ -597,7 +600,8 @@ def main() -> int:
             flush=True,
         )
         if resumed["rows_after_stop"] >= len(corpus.pairs):
-            say("  the run ended before the signal stopped it: no resume was tested (more pairs)")
+            say("  the signal did not stop the run: no resume was tested")
+            failures.append("SIGTERM did not stop `harness run`")
         same("uninterrupted / stopped and resumed", cached["rows"], resumed["rows"], failures)
         if resumed["duplicate_pairs"] or resumed["rows_after_resume"] != len(corpus.pairs):
             failures.append("the resumed ledger lost or repeated a pair")

@@ -1,6 +1,6 @@
 """Throughput of the harness runner beside Cosmic Ray's CLI, mutmut 3.8 and the bare checker.
 
-    python bench/throughput.py [--quick] [--limit N] [--agentdojo]
+    python bench/throughput.py [--quick] [--limit N] [--agentdojo] [--recorded]
 
 In one process tree and one sitting, on the same open-world mutants (Cosmic Ray's own
 operators, `CR-core/*`, drawn by a plan in a throwaway project under a temporary folder):
@@ -22,6 +22,10 @@ operators, `CR-core/*`, drawn by a plan in a throwaway project under a temporary
    the toy pairs of this sitting (the runs of 1. when the toy domain is the only target,
    else toy-only harness runs of the same draw, since a mixed run's wall time is mostly the
    other targets' set-up).
+
+With `--recorded`, the plan has the recorded calls of the repository's 1.3.0 plans
+(`recorded_calls:`, corpora/ copied into the throwaway project), and every peer runs the
+checker with the same probe half: Cosmic Ray's command, the bare checker and mutmut's tests.
 
 Prints pairs per second, harness/Cosmic Ray, harness/mutmut, pair time/bare checker per
 target family (AgentDojo's is the target's value when measured, the toy domain's
@@ -85,12 +89,12 @@ from harness.targets.registry import load_target
 
 COMMAND = Path(__file__).resolve().parent / "cosmic_ray_command.py"
 AGENTDOJO_SUITES = ("banking", "slack", "travel", "workspace")
-TARGETS = {  # issue 20's thresholds, checked on this run's ratios
+TARGETS = {  # issue 20's thresholds, and issue 31's for mutmut, checked on this run's ratios
     "harness_over_cosmic_ray": (">=", 30.0),  # 1 worker
     "pair_over_bare_checker": ("<=", 1.2),  # AgentDojo's pairs when measured, else the toy's
     "two_workers_over_one": (">=", 1.8),
     "peak_memory_mib": ("<=", 1536.0),
-    "harness_over_mutmut": (">", 1.0),  # 1 worker against 1 child
+    "harness_over_mutmut": (">=", 3.0),  # 1 worker against 1 child (issue 20 asked > 1)
 }
 MET = {">=": operator.ge, "<=": operator.le, ">": operator.gt}
 
@@ -854,7 +858,8 @@ def summarise(args: argparse.Namespace, m: Measured) -> dict[str, Any]:
         "command": "python bench/throughput.py"
         + (" --quick" if args.quick else "")
         + (f" --limit {args.limit}" if args.limit else "")
-        + (" --agentdojo" if args.agentdojo else ""),
+        + (" --agentdojo" if args.agentdojo else "")
+        + (" --recorded" if args.recorded else ""),
         "python": sys.version.split()[0],
         "cpus": os.cpu_count(),
         "load_average_at_start": m.load_at_start,
