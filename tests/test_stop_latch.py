@@ -12,22 +12,16 @@ import sys
 import pytest
 
 SCRIPT = """
-import os, signal, sys, threading, time
+import os, signal, sys, time
 from harness.cli import StopLatch
 from harness.execution.isolation import Stopped
 
 latch = StopLatch()
-main = threading.get_ident()
 # the window: the signal lands while an at-fork callback of the parent runs
-os.register_at_fork(after_in_parent=lambda: time.sleep(1.0))
-
-def send():
-    time.sleep(0.3)
-    signal.pthread_kill(main, signal.SIGTERM)
+os.register_at_fork(after_in_parent=lambda: [signal.raise_signal(signal.SIGTERM), time.sleep(0.1)])
 
 try:
     with latch.installed():
-        threading.Thread(target=send).start()
         pid = os.fork()
         if pid == 0:
             os._exit(0)
