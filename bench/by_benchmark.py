@@ -7,9 +7,9 @@ A benchmark is the name before the first `-` of a target (agentdojo, bfcl, tau2;
 domain its own). `real w/o bfcl` is the real targets the 1.2.0 runs had, for a comparison
 of a run that adds BFCL with one that did not. Open-world escapes (live pairs missed) are
 split by miss cause too. With two run folders (old, then new), also the open-world pairs
-both share, pair for pair per benchmark: detected by both, only by the new, only by the
-old, by neither, with McNemar's exact p on the discordant pairs
-(`harness.analysis.paired.mcnemar_exact`); descriptive, since no plan predicts it (the
+both share, pair for pair per scope and benchmark (`harness.analysis.paired.paired_frames`,
+as `better_than`'s table): detected by both, only by the new, only by the old, by neither,
+with McNemar's exact p on the discordant pairs; descriptive, since no plan predicts it (the
 closed-world pairs have `better_than` and its table, tables/paired.md). Prints Markdown.
 """
 
@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from harness.analysis import load_ledger
-from harness.analysis.paired import mcnemar_exact
+from harness.analysis.paired import paired_frames
 
 CAUSES = ("unreached", "probe_unrevealing", "no_clause", "checker_crash")
 
@@ -74,29 +74,21 @@ def report(run: Path) -> str:
 
 
 def open_world_paired(old: Path, new: Path) -> str:
-    """Open-world pairs both runs share, detected or not, per benchmark and in all."""
-    frames = []
-    for run in (old, new):
-        df = load_ledger(run)
-        df = df[df["arm_kind"] == "open_world"]
-        frames.append(df.assign(bench=df["target"].astype(str).str.split("-").str[0]))
-    keep = ["pair_id", "bench", "detected"]
-    shared = frames[0][keep].merge(frames[1][keep], on=["pair_id", "bench"], suffixes=("_o", "_n"))
-    if shared.empty:
+    """Open-world pairs both runs share, detected or not, per scope and benchmark."""
+    tables = paired_frames(load_ledger(new), load_ledger(old), arm_kind="open_world")
+    if not tables[-1].n:
         return ""
     out = [
         f"### open-world pairs shared by {old} (old) and {new} (new)",
         "",
-        "| benchmark | shared | both | only new | only old | neither | McNemar exact p |",
+        "| scope | shared | both | only new | only old | neither | McNemar exact p |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for name, g in [*shared.groupby("bench"), ("all", shared)]:
-        dn, do = g["detected_n"].astype(bool), g["detected_o"].astype(bool)
-        only_new, only_old = int((dn & ~do).sum()), int((~dn & do).sum())
-        p = mcnemar_exact(only_new, only_old)
+    for t in tables:
+        p = t.mcnemar_p
         out.append(
-            f"| {name} | {len(g)} | {int((dn & do).sum())} | {only_new} | {only_old} | "
-            f"{int((~dn & ~do).sum())} | {'—' if p is None else f'{p:.2g}'} |"
+            f"| {t.scope} | {t.n} | {t.both} | {t.only_new} | {t.only_old} | {t.neither} | "
+            f"{'—' if p is None else f'{p:.2g}'} |"
         )
     return "\n".join([*out, ""])
 

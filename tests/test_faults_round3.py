@@ -384,7 +384,6 @@ def deposit(bank, account_id, amount):
 
 
 def test_a_mutant_cannot_write_outside_its_scratch_folder(tmp_path, monkeypatch):
-
     import test_runner
     from test_runner import fault_corpus
 

@@ -193,3 +193,24 @@ predictions:
     published.mkdir(parents=True)
     (published / "ledger.jsonl").write_text("")
     assert load_plan(plan).predictions.better_than[0].scopes == ["toy", "real", "pooled"]
+
+
+def test_open_world_pairs_are_paired_only_when_asked() -> None:
+    from harness.analysis.frame import ledger_frame
+    from harness.analysis.paired import paired_frames
+
+    def rows(statuses: str) -> list[LedgerRow]:
+        out = [_row("closed", D)]
+        for i, s in enumerate(statuses):
+            row = _row(f"o{i}", D if s == "D" else M, target="tau2-retail", op="CR-core/AddNot")
+            out.append(row.model_copy(update={"arm": "open_world"}))
+        return out
+
+    new, old = ledger_frame(rows("DDMM")), ledger_frame(rows("DMDM"))
+    closed = paired_frames(new, old)
+    assert [(t.scope, t.n) for t in closed] == [("toy", 1), ("pooled", 1)]
+    tables = {t.scope: t for t in paired_frames(new, old, arm_kind="open_world")}
+    assert sorted(tables) == ["pooled", "real", "tau2"]
+    t = tables["tau2"]
+    assert (t.both, t.only_new, t.only_old, t.neither) == (1, 1, 1, 1)
+    assert t.mcnemar_p == pytest.approx(1.0)

@@ -102,10 +102,10 @@ def benchmark_of(target: str) -> str:
     return target.split("-", 1)[0]
 
 
-def _shared(new: pd.DataFrame, old: pd.DataFrame) -> pd.DataFrame:
+def _shared(new: pd.DataFrame, old: pd.DataFrame, arm_kind: str) -> pd.DataFrame:
     keep = ["pair_id", "scope", "target", "detected", "undecided"]
-    a = new[(new["arm_kind"] == CLOSED_WORLD) & new["in_n"]][keep]
-    b = old[(old["arm_kind"] == CLOSED_WORLD) & old["in_n"]][keep]
+    a = new[(new["arm_kind"] == arm_kind) & new["in_n"]][keep]
+    b = old[(old["arm_kind"] == arm_kind) & old["in_n"]][keep]
     return a.merge(b, on="pair_id", suffixes=("_new", "_old"))
 
 
@@ -115,8 +115,12 @@ def paired_tables(new: Sequence[LedgerRow], old: Sequence[LedgerRow]) -> list[Pa
     return paired_frames(ledger_frame(new), ledger_frame(old))
 
 
-def paired_frames(new: pd.DataFrame, old: pd.DataFrame) -> list[PairedTable]:
-    shared = _shared(new, old)
+def paired_frames(
+    new: pd.DataFrame, old: pd.DataFrame, arm_kind: str = CLOSED_WORLD
+) -> list[PairedTable]:
+    """`paired_tables` of two ledger frames; `arm_kind` open_world pairs the open-world
+    pairs instead (descriptive: `better_than` is scored on the closed world only)."""
+    shared = _shared(new, old, arm_kind)
     out = []
     parts = [
         (scope.value, shared[shared["scope_new"].astype(str) == scope.value])
