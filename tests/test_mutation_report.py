@@ -7,11 +7,17 @@ import difflib
 import json
 from pathlib import Path
 
+import fastjsonschema
 import jsonschema
 import pytest
 
 from harness.analysis import report
-from harness.analysis.mutation_report import apply_diff, change_span, report_schema
+from harness.analysis.mutation_report import (
+    apply_diff,
+    change_span,
+    report_schema,
+    validate_report,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "results" / "reference"
@@ -73,11 +79,10 @@ def test_the_vendored_schema_is_the_npm_one() -> None:
 
 @pytest.mark.parametrize("run", PUBLISHED, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_every_published_run_reports_valid_exact_mutants(run: Path, tmp_path: Path) -> None:
-    schema = json.loads(SCHEMA.read_text())
-    jsonschema.validate(json.loads((run / "mutation-report.json").read_text()), schema)
-    result = report(run, tmp_path)
+    validate_report(json.loads((run / "mutation-report.json").read_text()))
+    result = report(run, tmp_path)  # validates what it writes (an invalid report is not)
     payload = json.loads(result.mutation_report.read_text())
-    jsonschema.validate(payload, schema)
+    validate_report(payload)
     mutants = [(f, m) for f in payload["files"].values() for m in f["mutants"]]
     assert mutants
     # Older published runs' pairs are not in the current drawn corpus: site unknown, at 1:1;
@@ -88,6 +93,48 @@ def test_every_published_run_reports_valid_exact_mutants(run: Path, tmp_path: Pa
         start, end = mutant["location"]["start"], mutant["location"]["end"]
         assert (start["line"], start["column"]) <= (end["line"], end["column"])
         assert end["line"] <= file["source"].count("\n") + 1
+
+
+def _broken(payload: dict) -> list[dict]:
+    """Copies of a valid report, each broken in one way the schema forbids."""
+    import copy
+
+    variants = []
+    for path, value in (
+        (("schemaVersion",), None),
+        (("files", 0, "mutants", 0, "status"), "Nope"),
+        (("files", 0, "mutants", 0, "location", "start", "line"), "one"),
+        (("files", 0, "mutants", 0, "id"), 7),
+        (("thresholds", "high"), 101),
+    ):
+        broken = copy.deepcopy(payload)
+        node = broken
+        for step in path[:-1]:
+            node = (
+                node[step]
+                if isinstance(node, list) or not isinstance(step, int)
+                else list(node.values())[step]
+            )
+        if value is None:
+            del node[path[-1]]
+        else:
+            node[path[-1]] = value
+        variants.append(broken)
+    return variants
+
+
+def test_the_compiled_validator_agrees_with_jsonschema() -> None:
+    # jsonschema, the reference implementation, is the oracle for the compiled validator
+    schema = json.loads(SCHEMA.read_text())
+    smallest = min(PUBLISHED, key=lambda p: (p / "mutation-report.json").stat().st_size)
+    payload = json.loads((smallest / "mutation-report.json").read_text())
+    jsonschema.validate(payload, schema)
+    validate_report(payload)
+    for broken in _broken(payload):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(broken, schema)
+        with pytest.raises(fastjsonschema.JsonSchemaValueException):
+            validate_report(broken)
 
 
 def test_the_newest_runs_locate_every_mutant(tmp_path) -> None:

