@@ -67,10 +67,10 @@ def package_files(folder: Path, skip: Iterable[Path] = ()) -> list[Path]:
     return sorted(
         p
         for p in folder.rglob("*")
-        if p.is_file()
-        and p.suffix in DATA_SUFFIXES
+        if p.suffix in DATA_SUFFIXES  # the cheap tests first: most files fail them
         and "__pycache__" not in p.parts
-        and not any(p.resolve().is_relative_to(s) for s in skipped)
+        and p.is_file()
+        and not (skipped and any(p.resolve().is_relative_to(s) for s in skipped))
     )
 
 
