@@ -75,9 +75,12 @@ def limit_self(timeout: float) -> None:
 
 def ignore_stop_signals() -> None:
     """A pair child leaves Ctrl-C and SIGTERM to its parent, which then kills it: a child
-    that saw the KeyboardInterrupt itself would report it as its mutant's crash."""
+    that saw the KeyboardInterrupt itself would report it as its mutant's crash. The parent
+    forks with both blocked (`signals_held`), so none reaches the child's inherited handlers
+    before this; they are unblocked once ignored."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
 
 
 class Stopped(KeyboardInterrupt):
@@ -104,7 +107,9 @@ def interrupts_as_keyboard() -> Iterator[None]:
 
 @contextmanager
 def signals_held() -> Iterator[None]:
-    """Defer SIGINT and SIGTERM until the block is done (a ledger row is whole)."""
+    """Defer SIGINT and SIGTERM until the block is done: a ledger row is whole, and a fork
+    is over (CPython ignores an exception raised inside an at-fork callback, so a stop that
+    landed there would be lost)."""
     old = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
         yield
