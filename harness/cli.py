@@ -745,7 +745,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--batch-size",
         type=int,
         default=None,
-        help="pairs per Dask task (--executor dask only; default 8)",
+        help="pairs per Dask task (--executor dask only; default: 4 tasks a worker thread, "
+        "at most 8 pairs each)",
     )
     run.add_argument(
         "--post-hoc",

@@ -414,3 +414,14 @@ def test_a_batch_host_that_cannot_start_says_why(tmp_path, monkeypatch):
         _host(spec, "tcp://10.0.0.7:39113")
     assert failed.value.worker == "tcp://10.0.0.7:39113"
     assert failed.value.reason == "ModuleNotFoundError: No module named 'harness'"
+
+
+def test_the_default_batch_size_gives_every_worker_thread_four_batches() -> None:
+    from harness.execution.dask_executor import DaskExecutor
+
+    auto = DaskExecutor(scheduler=None, workers=2, batch_size=None)
+    assert auto.batch_size_for(25, 2) == 4  # ceil(25 / 8): 7 batches for 2 threads
+    assert auto.batch_size_for(3, 2) == 1
+    assert auto.batch_size_for(9620, 2) == 8  # never more than DEFAULT_BATCH_SIZE
+    assert DaskExecutor(scheduler=None, workers=2, batch_size=5).batch_size_for(25, 2) == 5
+    assert auto.describe()["batch_size"] == "auto, at most 8"

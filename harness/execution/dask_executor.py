@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 import pickle
 import subprocess
@@ -56,6 +57,7 @@ from typing import IO, Any
 
 from harness.errors import HarnessError, Problem, UserError
 from harness.execution.draw import DrawnPair
+from harness.execution.executors import DEFAULT_BATCH_SIZE
 from harness.execution.freeze import installed_inputs, installed_part
 from harness.execution.ledger import PairScore, PairStatus
 from harness.execution.pair_scoring import PairOutcome, PreparedSetup, RunJob, prepared_context
@@ -240,7 +242,7 @@ class DaskExecutor:
     """Batches on a Dask cluster: the scheduler at `scheduler`, or a LocalCluster of
     `workers` processes."""
 
-    def __init__(self, *, scheduler: str | None, workers: int | None, batch_size: int):
+    def __init__(self, *, scheduler: str | None, workers: int | None, batch_size: int | None):
         if scheduler is not None and workers is not None:
             raise UserError(
                 Problem(
@@ -254,7 +256,7 @@ class DaskExecutor:
             raise UserError(
                 Problem("--workers", "workers", "must be at least 1", "pass --workers 1 or more")
             )
-        if batch_size < 1:
+        if batch_size is not None and batch_size < 1:
             raise UserError(
                 Problem("--batch-size", "batch_size", "must be at least 1", "pass 1 or more")
             )
@@ -267,8 +269,16 @@ class DaskExecutor:
             "executor": "dask",
             "scheduler": self.scheduler or "LocalCluster",
             "workers": self.workers,
-            "batch_size": self.batch_size,
+            "batch_size": self.batch_size or f"auto, at most {DEFAULT_BATCH_SIZE}",
         }
+
+    def batch_size_for(self, pairs: int, workers: int) -> int:
+        """`--batch-size`, or at least 4 batches a worker thread, at most DEFAULT_BATCH_SIZE
+        pairs each: a small run in batches of 8 left one worker idle while another scored
+        its last batch (bench/overhead.py, 25 pairs on 2 workers: 1.5 times local)."""
+        if self.batch_size is not None:
+            return self.batch_size
+        return max(1, min(DEFAULT_BATCH_SIZE, math.ceil(pairs / (4 * max(1, workers)))))
 
     @contextlib.contextmanager
     def _client(self) -> Iterator[Any]:
@@ -328,9 +338,10 @@ class DaskExecutor:
             run_token=uuid.uuid4().hex,
         )
         del ctx
-        size = self.batch_size
-        batches = [pairs[i : i + size] for i in range(0, len(pairs), size)]
         with self._client() as client:
+            threads = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values())
+            size = self.batch_size_for(len(pairs), threads)
+            batches = [pairs[i : i + size] for i in range(0, len(pairs), size)]
             submitted: dict[Any, tuple[int, int]] = {}  # future -> (batch, tries so far)
             # sent with one task whose result the others depend on, not with every task: a
             # task, unlike scattered data, is computed again when the worker holding it is lost
