@@ -22,6 +22,7 @@ The JSON written is validated against the vendored mutation-testing-elements sch
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from collections.abc import Callable, Iterable
@@ -239,7 +240,8 @@ def report_schema() -> dict[str, Any]:
 
 @cache
 def _report_validator() -> Callable[[Any], Any]:
-    return fastjsonschema.compile(report_schema())
+    # a copy: compiling adds what it resolved to the schema it is given
+    return fastjsonschema.compile(copy.deepcopy(report_schema()))
 
 
 def validate_report(payload: dict[str, Any]) -> None:
