@@ -1,0 +1,48 @@
+"""Two runs of the same drawn pairs, row for row: the identity check of a refreeze.
+
+    python bench/same_rows.py OLD_RUN_DIR NEW_RUN_DIR
+
+A refreeze that changes only how pairs are scored (the executor, the set-up, the freeze's own
+bookkeeping) must give every pair the row it had: same status, verdicts, miss cause, grader
+and liveness fields. Compares `LedgerRow.comparable()` of both ledgers (timing, how a row was
+obtained and the freeze id aside) and prints the count of pairs in each, how many are
+identical, and every differing pair with the fields that differ. Exit 1 when any pair differs
+or is in one ledger only (a run still going is a difference: finish it first).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from common import ledger_differences
+
+from harness.execution.ledger import read_rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("old", type=Path, help="a run folder (holds ledger.jsonl)")
+    parser.add_argument("new", type=Path, help="a run folder of the same drawn pairs")
+    args = parser.parse_args(argv)
+    rows = []
+    for folder in (args.old, args.new):
+        ledger = folder / "ledger.jsonl"
+        if not ledger.is_file():
+            print(f"{ledger}: no ledger; give a run folder", file=sys.stderr)
+            return 2
+        rows.append(list(read_rows(ledger)))
+    old, new = rows
+    differences = ledger_differences(old, new)
+    both = {r.pair_id for r in old} & {r.pair_id for r in new}
+    print(f"{args.old}: {len(old)} pairs; {args.new}: {len(new)} pairs")
+    print(f"in both: {len(both)}, identical: {len(both - differences.keys())}")
+    for pair_id, how in differences.items():
+        print(f"  {pair_id}: {how}")
+    print("IDENTICAL" if not differences else f"DIFFERENT: {len(differences)} pairs")
+    return 1 if differences else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
