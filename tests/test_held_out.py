@@ -130,3 +130,64 @@ def test_a_pair_in_any_jsonl_under_results_counts(tmp_path: Path) -> None:
     assert held_out_pairs(root, ["toy_domain"], "HEAD") == [
         (head, "results/elsewhere/rows.jsonl", "toy_domain")
     ]
+
+
+def _inputs_changed(monkeypatch: pytest.MonkeyPatch, group: str) -> None:
+    """The next freeze sees one more file in hash group `group`, as if that code changed."""
+    import harness.execution.freeze as freezing
+
+    real = freezing.current_inputs
+
+    def changed(*args, **kwargs):
+        hashes, versions = real(*args, **kwargs)
+        hashes = {**hashes, group: {**hashes.get(group, {}), "changed.py": "0" * 64}}
+        return hashes, versions
+
+    monkeypatch.setattr(freezing, "current_inputs", changed)
+
+
+def test_a_refreeze_of_only_the_harness_stays_blind_and_names_its_blind_freeze(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _repository(tmp_path)
+    plan_path = root / "plans" / "blind.yaml"
+    plan = load_plan(plan_path)
+    _drawn(root)
+    blind = freeze(plan_path, plan, root, [])
+    assert blind.blind_as_of is None
+    assert "blind_as_of" not in (root / "plans" / "blind.freeze.json").read_text()
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "the blind freeze, alone")
+    _commit_ledger(root, "toy_domain")  # its results: the held-out target is seen now
+    _inputs_changed(monkeypatch, "harness")
+    refrozen = freeze(plan_path, plan, root, [])
+    assert refrozen.freeze_id != blind.freeze_id and refrozen.blind_as_of == blind.freeze_id
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "the refreeze")
+    _check_held_out(root, "blind", git(root, "rev-parse", "HEAD"))  # publish: no error
+    # a record naming a freeze that was not blind is refused by publish
+    record = json.loads((root / "plans" / "blind.freeze.json").read_text())
+    (root / "plans" / "blind.freeze.json").write_text(
+        json.dumps({**record, "blind_as_of": "0123456789abcdef"})
+    )
+    git(root, "commit", "-qam", "an edited record")
+    with pytest.raises(UserError, match="held out"):
+        _check_held_out(root, "blind", git(root, "rev-parse", "HEAD"))
+
+
+def test_a_refreeze_that_changes_what_the_checker_is_is_not_blind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _repository(tmp_path)
+    plan_path = root / "plans" / "blind.yaml"
+    plan = load_plan(plan_path)
+    _drawn(root)
+    freeze(plan_path, plan, root, [])
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "the blind freeze, alone")
+    _commit_ledger(root, "toy_domain")
+    for group in ("contracts", "checker_scope"):
+        with monkeypatch.context() as patched:
+            _inputs_changed(patched, group)
+            with pytest.raises(UserError, match="is held out"):
+                freeze(plan_path, plan, root, [])

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness.errors import Problem, UserError
 from harness.execution.draw import corpus_dir
-from harness.execution.held_out import check_held_out
+from harness.execution.held_out import blind_predecessor, check_held_out
 from harness.execution.plan import Plan
 from harness.execution.recorded_calls import corpora_hashes, corpus_split
 from harness.execution.scope import harness_files, tool_files
@@ -69,6 +69,12 @@ class FreezeRecord(BaseModel):
         description="target -> {liveness: tasks, probe: tasks}: the split of the recorded-call "
         "corpora (plan `recorded_calls:`), whose files the `corpora` group hashes; None "
         "without recorded calls",
+    )
+    blind_as_of: str | None = Field(
+        default=None,
+        description="a refreeze of a plan with held_out whose held-out targets have been "
+        "seen since: the earlier freeze, committed before any of their rows, that froze all "
+        "this one does but the harness's code (harness.execution.held_out); None otherwise",
     )
 
     @model_validator(mode="before")
@@ -288,12 +294,27 @@ def freeze(plan_path: Path, plan: Plan, root: Path, used_pairs: list[str]) -> Fr
     """Write the freeze record; refused when results of its id already exist (a freeze
     made after its results proves nothing), or when a committed ledger holds a pair of a
     held-out target."""
-    check_held_out(root, _rel(plan_path, root), plan.held_out, "HEAD", "this freeze")
     hashes, versions = current_inputs(plan_path, plan, root)
     checker = checker_for(plan)
     checker_name = f"{checker.name} {checker.version}"
     packages = package_versions(plan)
     new_id = freeze_id_of(hashes, versions, checker_name, packages)
+    blind_as_of = None
+    try:
+        check_held_out(root, _rel(plan_path, root), plan.held_out, "HEAD", "this freeze")
+    except UserError:
+        # a refreeze of what an earlier blind freeze froze, the harness's code aside
+        this = {
+            "plan": plan.name,
+            "freeze_id": new_id,
+            "checker": checker_name,
+            "hashes": hashes,
+            "target_versions": versions,
+            "package_versions": packages,
+        }
+        blind_as_of = blind_predecessor(root, record_path(root, plan), this, plan.held_out, "HEAD")
+        if blind_as_of is None:
+            raise
     results = existing_results(root, plan, new_id)
     if results:
         raise UserError(
@@ -321,11 +342,13 @@ def freeze(plan_path: Path, plan: Plan, root: Path, used_pairs: list[str]) -> Fr
         previous=previous,
         package_versions=packages,
         corpus_split=corpus_split(plan, root) if plan.recorded_calls is not None else None,
+        blind_as_of=blind_as_of,
     )
     path = record_path(root, plan)
     from harness.execution.atomic import write_text
 
-    left_out = {"corpus_split"} if record.corpus_split is None else None  # records as before
+    # records as before when a field is not used
+    left_out = {f for f in ("corpus_split", "blind_as_of") if getattr(record, f) is None} or None
     write_text(path, record.model_dump_json(indent=1, exclude=left_out) + "\n")  # whole
     return record
 

@@ -7,6 +7,14 @@ held-out target to any `*ledger.jsonl` file, or any JSONL file under `results/`,
 command, naming the commit and the file. Rows are found by git's diff search (`git log -G`)
 and then read from the commit itself, so a row counts only when it parses, is a pair (has a
 `pair_id`) and names the target (or its mutant does).
+
+A refreeze stays blind when only the harness's own code changed (`blind_predecessor`): an
+earlier record of the plan's freeze, committed before any held-out row, that froze the same
+plan, checker, contracts, drawn corpus, corpora, controls, target source and versions: every
+hash group but `harness`. The held-out targets were unseen when all that the measurement
+depends on but the scoring machinery was fixed; the new record names that freeze
+(`blind_as_of`), and that its rows equal the blind freeze's is for the refreeze to show
+(`bench/same_rows.py`). `harness publish` checks the named freeze the same way.
 """
 
 from __future__ import annotations
@@ -102,3 +110,46 @@ def check_held_out(root: Path, plan_file: str, targets: list[str], upto: str, wh
                 "held_out and say the measurement is not blind",
             )
         )
+
+
+# what a refreeze may change and stay blind: the scoring machinery, nothing the checker is
+BLIND_FREE_GROUPS = frozenset({"harness"})
+
+
+def _same_but_harness(a: dict, b: dict) -> bool:
+    """Two freeze records (JSON) that freeze the same everything but the `harness` group."""
+    groups = (set(a.get("hashes", {})) | set(b.get("hashes", {}))) - BLIND_FREE_GROUPS
+    return (
+        all(a["hashes"].get(g) == b["hashes"].get(g) for g in groups)
+        and a.get("target_versions") == b.get("target_versions")
+        and a.get("package_versions") == b.get("package_versions")
+        and a.get("checker") == b.get("checker")
+        and a.get("plan") == b.get("plan")
+    )
+
+
+def blind_predecessor(
+    root: Path, record_file: Path, record: dict, targets: list[str], upto: str
+) -> str | None:
+    """The freeze id of the oldest record of `record_file` in the history of `upto` that was
+    committed before any ledger row of `targets` and freezes what `record` (JSON) freezes,
+    the `harness` group aside; None when there is none."""
+    top = toplevel(root)
+    if top is None or not targets:
+        return None
+    rel = record_file.resolve().relative_to(top.resolve()).as_posix()
+    log = _git(top, "log", "--reverse", "--format=%H", upto, "--", rel)
+    for commit in log.stdout.split() if log.returncode == 0 else []:
+        shown = _git(top, "show", f"{commit}:{rel}")
+        try:
+            earlier = json.loads(shown.stdout) if shown.returncode == 0 else None
+        except ValueError:
+            continue
+        if (
+            isinstance(earlier, dict)
+            and earlier.get("freeze_id") != record.get("freeze_id")
+            and _same_but_harness(earlier, record)
+            and not held_out_pairs(root, targets, commit)
+        ):
+            return str(earlier["freeze_id"])
+    return None
