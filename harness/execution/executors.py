@@ -9,7 +9,9 @@ to the ledger (the single writer).
   mutated function (`harness.execution.coverage`) is scored here, without a child. Before
   the first fork the prepared objects are moved out of the garbage collector's reach
   (`gc.freeze`): a collection in a child would otherwise touch, and so copy, every page of
-  the parent's heap. The child applies the mutant in memory, runs
+  the parent's heap. One child is forked ahead of need (the *spare*): it isolates itself
+  and waits for its pair on a pipe, so the fork (30 ms from a 600 MiB parent) runs while the
+  previous pair is scored instead of before the next. The child applies the mutant in memory, runs
   the frozen checker and the liveness corpus, and sends back the row's fields; it never
   writes. A child past the plan's timeout is killed (`timeout`); a child that dies without
   answering, or whose mutant raises SystemExit or another BaseException, is a `crash`
@@ -69,10 +71,17 @@ DASK_MISSING = "pip install 'contract-harness[dask]'"
 DEFAULT_BATCH_SIZE = 8  # most pairs per Dask task: few enough that a lost worker costs little
 
 
-def _child(ctx: RunContext, pair: DrawnPair, conn: Connection, parent: int) -> None:
+def _child(
+    ctx: RunContext, jobs: Connection, conn: Connection, parent: int, parents_ends: list[Connection]
+) -> None:
+    """A pair child: forked ahead of its pair (the spare), it isolates itself, then scores
+    the pair `jobs` brings; a spare the run no longer needs reads end-of-file and exits.
+    `parents_ends` are the parent's ends of its pipes, which the fork copied: closed here,
+    or `jobs` would never reach end-of-file."""
+    for end in parents_ends:
+        end.close()
     die_with_parent(parent)
     ignore_stop_signals()
-    limit_self(ctx.plan.timeout_seconds)
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):  # a mutant's prints must not garble the parent's progress bar
         os.dup2(devnull, fd)
@@ -85,6 +94,14 @@ def _child(ctx: RunContext, pair: DrawnPair, conn: Connection, parent: int) -> N
     if hard != resource.RLIM_INFINITY:
         backstop = min(backstop, hard)
     resource.setrlimit(resource.RLIMIT_AS, (backstop, hard))
+    try:
+        pair: DrawnPair = jobs.recv()
+    except (EOFError, OSError):  # not needed after all
+        os._exit(0)
+    jobs.close()
+    # counted from here, after the parent started the pair's clock: the backstop always
+    # falls after the parent's timeout
+    limit_self(ctx.plan.timeout_seconds)
     try:
         message: tuple[str, Any] = ("ok", score_pair(ctx, pair))
     except BaseException as exc:  # SystemExit, KeyboardInterrupt...: the mutant killed us
@@ -124,16 +141,37 @@ def score_pairs(
     workers: int,
     on_outcome: Callable[[PairOutcome], None],
 ) -> None:
-    """Fork one child per pair from the prepared `ctx`, at most `workers` at a time; a pair
-    that `ctx.reuse` takes wholly from the original is scored here without one.
+    """Score each pair in a child forked from the prepared `ctx`, at most `workers` at a
+    time; a pair that `ctx.reuse` takes wholly from the original is scored here without one.
 
-    A child that answered is reaped later, not waited for: the end of a process forked from
-    a large parent (unmapping its share of the parent's pages) takes as long as the fork
-    itself, 30 ms at 600 MiB, and the next pair's child starts meanwhile. Its scratch folder
-    and any orphan it left are cleared once it is gone."""
+    The fork is kept off each pair's path: one child, the spare, is forked ahead and waits
+    for its pair, and a new spare is forked as soon as one is handed a pair, while that pair
+    is scored. A child that answered is reaped later, not waited for: the end of a process
+    forked from a large parent (unmapping its share of the parent's pages) takes as long as
+    the fork itself, and the next pair's child starts meanwhile. Its scratch folder and any
+    orphan it left are cleared once it is gone. Every child is forked from the same state
+    (`ctx` is not changed while pairs are scored), so a spare forked early scores its pair as
+    one forked late would."""
     todo = deque(pairs)
     running: dict[Connection, tuple[Any, DrawnPair, float, str]] = {}
     ending: list[Any] = []  # children that answered and are exiting
+    spare: tuple[Any, Connection, Connection] | None = None  # process, its jobs, its answer
+
+    def fork() -> tuple[Any, Connection, Connection]:
+        jobs_in, jobs = _FORK.Pipe(duplex=False)
+        answer, send = _FORK.Pipe(duplex=False)
+        process = _FORK.Process(
+            target=_child, args=(ctx, jobs_in, send, os.getpid(), [jobs, answer]), daemon=True
+        )
+        with signals_held():  # a stop raised in an at-fork callback would be lost
+            process.start()
+        jobs_in.close()
+        send.close()
+        return process, jobs, answer
+
+    def keep() -> set[int]:
+        alive = {p.pid for p, *_ in running.values()} | {p.pid for p in ending}
+        return alive | (set() if spare is None else {spare[0].pid})
 
     def reap(process: Any) -> None:
         process.join()
@@ -144,8 +182,7 @@ def score_pairs(
             for process in [p for p in ending if p.exitcode is not None]:
                 ending.remove(process)
                 reap(process)
-            # orphans of a pair child were adopted here: end them
-            end_descendants({p.pid for p, *_ in running.values()} | {p.pid for p in ending})
+            end_descendants(keep())  # orphans of a pair child were adopted here: end them
 
     def finish(conn: Connection, score: PairScore, answered: bool = False) -> None:
         process, pair, began, started = running.pop(conn)
@@ -154,8 +191,29 @@ def score_pairs(
             ending.append(process)
         else:
             reap(process)
-            end_descendants({p.pid for p, *_ in running.values()} | {p.pid for p in ending})
+            end_descendants(keep())
         on_outcome(PairOutcome(pair.pair_id, score, started, time.monotonic() - began))
+
+    def hand(pair: DrawnPair) -> None:
+        """Give `pair` to the spare (forking one if there is none, or another if it died)."""
+        nonlocal spare
+        for _ in range(2):
+            process, jobs, answer = spare if spare is not None else fork()
+            spare = None
+            # the pair's clock starts before the child's own backstop is set
+            began, started = time.monotonic(), datetime.now(UTC).isoformat(timespec="seconds")
+            try:
+                jobs.send(pair)
+            except OSError:  # the spare is gone (killed from outside): fork another
+                jobs.close()
+                answer.close()
+                process.kill()
+                reap(process)
+                continue
+            jobs.close()
+            running[answer] = (process, pair, began, started)
+            return
+        raise RuntimeError("two pair children in a row died before their pair reached them")
 
     from harness.mutation.apply import package_functions
 
@@ -177,17 +235,9 @@ def score_pairs(
                     score = score_unexecuted(ctx, pair)
                     on_outcome(PairOutcome(pair.pair_id, score, started, time.monotonic() - began))
                     continue
-                receive, send = _FORK.Pipe(duplex=False)
-                process = _FORK.Process(
-                    target=_child, args=(ctx, pair, send, os.getpid()), daemon=True
-                )
-                # the clock starts before the fork: the child's own backstop, counted from
-                # its start, then always falls after this process's timeout
-                began, started = time.monotonic(), datetime.now(UTC).isoformat(timespec="seconds")
-                with signals_held():  # a stop raised in an at-fork callback would be lost
-                    process.start()
-                send.close()
-                running[receive] = (process, pair, began, started)
+                hand(pair)
+            if todo and spare is None:
+                spare = fork()  # while the pairs just handed out are scored
             for conn in wait(list(running), timeout=0.05):
                 try:
                     kind, payload = conn.recv()
@@ -226,9 +276,10 @@ def score_pairs(
                         ),
                     )
     finally:
-        for process, *_ in running.values():
+        children = [p for p, *_ in running.values()] + ([] if spare is None else [spare[0]])
+        for process in children:
             process.kill()
-        for process in [p for p, *_ in running.values()] + ending:
+        for process in children + ending:
             reap(process)
         end_descendants()
         gc.unfreeze()
