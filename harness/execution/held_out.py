@@ -128,6 +128,21 @@ def _same_but_harness(a: dict, b: dict) -> bool:
     )
 
 
+def record_at(root: Path, record_file: Path, commit: str) -> dict:
+    """The freeze record `record_file` as committed in `commit` (JSON); {} when the commit
+    does not hold it or it does not parse."""
+    top = toplevel(root)
+    if top is None:
+        return {}
+    rel = record_file.resolve().relative_to(top.resolve()).as_posix()
+    shown = _git(top, "show", f"{commit}:{rel}")
+    try:
+        record = json.loads(shown.stdout) if shown.returncode == 0 else {}
+    except ValueError:
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
 def blind_predecessor(
     root: Path, record_file: Path, record: dict, targets: list[str], upto: str
 ) -> str | None:

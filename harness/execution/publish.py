@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 from harness.errors import Problem, UserError
 from harness.execution.atomic import staged_folder
-from harness.execution.held_out import blind_predecessor, check_held_out
+from harness.execution.held_out import blind_predecessor, check_held_out, record_at
 from harness.execution.history import check_order
 from harness.execution.run_folder import (
     ledger_state,
@@ -98,17 +97,8 @@ def _check_held_out(root: Path, plan: str, freeze_commit: str | None) -> None:
     except UserError:
         # a refreeze may name the blind freeze it refroze (harness.execution.held_out)
         record_file = root / "plans" / f"{plan}.freeze.json"
-        shown = subprocess.run(
-            ["git", "-C", str(root), "show", f"{freeze_commit}:plans/{plan}.freeze.json"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        try:
-            record = json.loads(shown.stdout) if shown.returncode == 0 else {}
-        except ValueError:
-            record = {}
-        named = record.get("blind_as_of") if isinstance(record, dict) else None
+        record = record_at(root, record_file, freeze_commit)
+        named = record.get("blind_as_of")
         if (
             named is None
             or blind_predecessor(root, record_file, record, held_out, freeze_commit) != named
