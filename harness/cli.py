@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import json
 import os
+import shutil
 import signal
 import sys
 from collections import Counter
@@ -566,6 +567,79 @@ def cmd_publish(args: argparse.Namespace) -> int:
     return 0
 
 
+def _folder_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def _size(count: int) -> str:
+    """Bytes in decimal units, as `du --si` prints them."""
+    if count < 1000:
+        return f"{count} B"
+    value = float(count)
+    for unit in ("KB", "MB", "GB", "TB"):
+        value /= 1000
+        if value < 1000 or unit == "TB":
+            break
+    return f"{value:,.1f} {unit}"
+
+
+def current_freezes(root: Path) -> dict[str, str]:
+    """freeze id -> the record naming it, for every `plans/*.freeze.json` under `root`; a
+    record that does not parse is one line naming it (exit 2): pruning must not guess."""
+    found: dict[str, str] = {}
+    for record in sorted((root / "plans").glob("*.freeze.json")):
+        rel = record.relative_to(root).as_posix()
+        try:
+            freeze_id = json.loads(record.read_text(encoding="utf-8"))["freeze_id"]
+        except (OSError, ValueError, KeyError, TypeError):
+            raise UserError(
+                Problem(
+                    rel,
+                    "freeze_id",
+                    "no freeze id can be read from this record",
+                    "restore it from git (`git checkout -- " + rel + "`), or pass --all",
+                )
+            ) from None
+        found[str(freeze_id)] = rel
+    return found
+
+
+def cmd_cache_prune(args: argparse.Namespace) -> int:
+    """Remove the set-up cache of every freeze no plan of the project is frozen at."""
+    from harness.execution.setup_cache import FOLDER
+
+    root = Path(args.root)
+    if not (root / "plans").is_dir() and not args.all:
+        raise UserError(
+            Problem(
+                str(root),
+                "--root",
+                "no plans/ folder here, so no freeze to keep",
+                "pass the project folder (the one holding plans/ and results/), or --all",
+            )
+        )
+    cache = root / "results" / FOLDER
+    folders = sorted(p for p in cache.iterdir() if p.is_dir()) if cache.is_dir() else []
+    keep = {} if args.all else current_freezes(root)
+    verb = "would remove" if args.dry_run else "removed"
+    freed = kept = 0
+    for folder in folders:
+        size = _folder_bytes(folder)
+        if folder.name in keep:
+            kept += size
+            console.print(f"kept    {folder.name} ({_size(size)}): {keep[folder.name]}")
+            continue
+        if not args.dry_run:
+            shutil.rmtree(folder)
+        freed += size
+        console.print(f"{verb} {folder.name} ({_size(size)})")
+    console.print(
+        f"{cache}: {verb} {_size(freed)}, kept {_size(kept)} "
+        f"({len(keep)} current freeze{'s' if len(keep) != 1 else ''})"
+    )
+    return 0
+
+
 def list_rows(kind: str) -> list[dict[str, str]]:
     """What `harness list KIND` prints: operators with their arm, defect class and family;
     targets and checkers by name with the class each name resolves to and the distribution
@@ -771,6 +845,23 @@ def build_parser() -> argparse.ArgumentParser:
     publish_cmd = sub.add_parser("publish", help="copy a finished run into results/reference/")
     publish_cmd.add_argument("run_dir")
     publish_cmd.set_defaults(func=cmd_publish)
+
+    cache_cmd = sub.add_parser("cache", help="the set-up cache under results/.setup-cache/")
+    cache_sub = cache_cmd.add_subparsers(dest="cache_command", required=True)
+    prune = cache_sub.add_parser(
+        "prune",
+        help="remove the set-up cache of every freeze that no plans/*.freeze.json names",
+        description="Each freeze's set-up (baselines, liveness observations, grader "
+        "verdicts, coverage) is cached under results/.setup-cache/<freeze id>/ and never "
+        "removed by a run; a refreeze leaves the old one behind (hundreds of MB for plans "
+        "with tau2-bench). This removes every freeze's cache but those of the project's "
+        "current freeze records. A removed cache is only recomputed if that freeze is run "
+        "again.",
+    )
+    prune.add_argument("--root", default=".", help="the project folder (default: .)")
+    prune.add_argument("--all", action="store_true", help="remove the current freezes' too")
+    prune.add_argument("--dry-run", action="store_true", help="say what would go; remove nothing")
+    prune.set_defaults(func=cmd_cache_prune)
 
     plan_cmd = sub.add_parser("plan", help="the plan JSON Schema; check a plan's predictions")
     psub = plan_cmd.add_subparsers(dest="plan_command", required=True)
