@@ -10,6 +10,7 @@ from pathlib import Path
 
 from harness.errors import Problem, UserError
 from harness.execution.atomic import staged_folder
+from harness.execution.freeze import record_path
 from harness.execution.held_out import blind_predecessor, check_held_out, record_at
 from harness.execution.history import check_order
 from harness.execution.run_folder import (
@@ -96,7 +97,7 @@ def _check_held_out(root: Path, plan: str, freeze_commit: str | None) -> None:
         check_held_out(root, f"plans/{plan}.yaml", held_out, freeze_commit, "its freeze commit")
     except UserError:
         # a refreeze may name the blind freeze it refroze (harness.execution.held_out)
-        record_file = root / "plans" / f"{plan}.freeze.json"
+        record_file = record_path(root, plan)
         record = record_at(root, record_file, freeze_commit)
         named = record.get("blind_as_of")
         if (
