@@ -9,8 +9,10 @@ import pytest
 from test_runner import harness, project
 
 from harness.execution import executors
+from harness.execution.coverage import Reuse
 from harness.execution.draw import load_corpus
 from harness.execution.isolation import children_of
+from harness.execution.ledger import PairScore, PairStatus
 from harness.execution.pair_scoring import PairOutcome, complete_context, new_context
 from harness.execution.plan import load_plan
 
@@ -94,3 +96,37 @@ def test_a_spare_that_no_pair_reaches_exits_without_answering(tmp_path: Path) ->
     assert process.exitcode == 0
     with pytest.raises(EOFError):  # nothing was sent before the end of file
         answer.recv()
+
+
+def test_a_pair_scored_here_is_scored_before_the_next_pair_child_is_forked(
+    scored, monkeypatch
+) -> None:
+    """The second of three pairs is scored in this process (`score_unexecuted`, which
+    defines its mutant here) and leaves a mark; the third pair's child must see it whatever
+    the worker count, as a child forked just for it would. A spare forked while the first
+    pair was scored, before the second was reached, would not, with one worker only."""
+    ctx, pairs, _ = scored
+    first, here, third = pairs[:3]
+    marks: list[str] = []
+
+    def scored_here(ctx, pair) -> PairScore:
+        marks.append(pair.pair_id)
+        return PairScore(status=PairStatus.INFRA_ERROR, error="scored here")
+
+    def scored_in_child(ctx, pair) -> PairScore:
+        return PairScore(status=PairStatus.INFRA_ERROR, error=f"saw {len(marks)} marks")
+
+    monkeypatch.setattr(executors, "score_unexecuted", scored_here)
+    monkeypatch.setattr(executors, "score_pair", scored_in_child)
+    monkeypatch.setitem(ctx.reuse, here.pair_id, Reuse(0, 0, frozenset(), True))
+    for workers in (1, 2):
+        marks.clear()
+        outcomes: list[PairOutcome] = []
+        executors.score_pairs(ctx, [first, here, third], workers, outcomes.append)
+        errors = {o.pair_id: o.score.error for o in outcomes}
+        assert errors == {
+            first.pair_id: "saw 0 marks",
+            here.pair_id: "scored here",
+            third.pair_id: "saw 1 marks",
+        }, workers
+    assert children_of(os.getpid()) == []

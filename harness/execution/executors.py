@@ -151,7 +151,8 @@ def score_pairs(
     the fork itself, and the next pair's child starts meanwhile. Its scratch folder and any
     orphan it left are cleared once it is gone. Every child is forked from the same state
     (`ctx` is not changed while pairs are scored), so a spare forked early scores its pair as
-    one forked late would."""
+    one forked late would; a spare is forked only when the next pair needs a child, so each
+    child is forked after every pair before its own that was scored here."""
     todo = deque(pairs)
     running: dict[Connection, tuple[Any, DrawnPair, float, str]] = {}
     ending: list[Any] = []  # children that answered and are exiting
@@ -194,6 +195,11 @@ def score_pairs(
             end_descendants(keep())
         on_outcome(PairOutcome(pair.pair_id, score, started, time.monotonic() - began))
 
+    def in_parent(pair: DrawnPair) -> bool:
+        """True for a pair scored here, without a child (`score_unexecuted`)."""
+        reuse = ctx.reuse.get(pair.pair_id)
+        return reuse is not None and reuse.everything
+
     def hand(pair: DrawnPair) -> None:
         """Give `pair` to the spare (forking one if there is none, or another if it died)."""
         nonlocal spare
@@ -228,16 +234,18 @@ def score_pairs(
         while todo or running:
             while todo and len(running) < workers:
                 pair = todo.popleft()
-                reuse = ctx.reuse.get(pair.pair_id)
-                if reuse is not None and reuse.everything:
+                if in_parent(pair):
                     began = time.monotonic()
                     started = datetime.now(UTC).isoformat(timespec="seconds")
                     score = score_unexecuted(ctx, pair)
                     on_outcome(PairOutcome(pair.pair_id, score, started, time.monotonic() - began))
                     continue
                 hand(pair)
-            if todo and spare is None:
-                spare = fork()  # while the pairs just handed out are scored
+            if todo and spare is None and not in_parent(todo[0]):
+                # forked while the pairs just handed out are scored, and only for the very
+                # next pair: a pair scored here first (which defines its mutant here) would
+                # otherwise reach a child forked before it or after it depending on workers
+                spare = fork()
             for conn in wait(list(running), timeout=0.05):
                 try:
                     kind, payload = conn.recv()
