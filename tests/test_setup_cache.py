@@ -6,6 +6,7 @@ set-up on the original in the parent."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -55,19 +56,35 @@ def test_a_rerun_takes_the_set_up_from_the_cache_with_identical_rows(cached_proj
 def test_a_tampered_entry_is_refused_recomputed_and_named(cached_project) -> None:
     root, rows = cached_project
     path = _entries(root, "observations")[0]
-    entry = json.loads(path.read_text())
+    entry = _entry(path)
     entry["value"][0]["success"] = not entry["value"][0]["success"]  # digest left as it was
-    path.write_text(json.dumps(entry))
+    path.write_text(json.dumps({"key": entry["key"], "sha256": entry["sha256"]}) + "\n")
+    with path.open("a") as handle:
+        handle.write(json.dumps(entry["value"], sort_keys=True, separators=(",", ":")) + "\n")
     shutil.rmtree(root / "results" / "small")
     again = _run(root)
     assert f"set-up cache: {path}: its value does not match its digest; recomputed" in (
         again.stderr
     )
     assert comparable(ledger(root)) == rows  # the tampered observation was never used
-    fixed = json.loads(path.read_text())  # rewritten from the recomputation
+    fixed = _entry(path)  # rewritten from the recomputation
     assert fixed["value"][0]["success"] != entry["value"][0]["success"]
     cache = SetupCache(path.parent, fixed["key"]["freeze_id"])
     assert cache.get("observations", _parts(fixed), list) == fixed["value"]
+
+
+def _entry(path: Path) -> dict:
+    """An entry's two lines: its key and digest, then its value."""
+    head, value = path.read_text().splitlines()
+    return json.loads(head) | {"value": json.loads(value)}
+
+
+def test_an_entry_is_its_key_and_digest_then_its_value_as_read(cached_project) -> None:
+    """The digest is that of the value's bytes as stored: checked without encoding again."""
+    root, _ = cached_project
+    for path in _entries(root, "baseline") + _entries(root, "observations"):
+        head, value = path.read_bytes().splitlines()
+        assert json.loads(head)["sha256"] == hashlib.sha256(value).hexdigest()
 
 
 def _parts(entry: dict) -> dict:

@@ -10,14 +10,18 @@ its liveness calls, the harness code that scores pairs, the package versions), a
 starts only after verifying it (a post-hoc run's id is that of its current inputs). Each
 entry's key adds what else it depends on: the kind, the target, the tool or task, the
 liveness calls themselves, and the checker for what the checker computed (baselines and
-coverage records, which include the checker's run). One JSON file per entry, named by the
-SHA-256 of its key and written whole (`atomic.write_bytes`).
+coverage records, which include the checker's run). One file per entry, named by the
+SHA-256 of its key and written whole (`atomic.write_bytes`): a first line of JSON holding
+the key and the SHA-256 of the value's bytes, and a second holding the value as canonical
+JSON (sorted keys, no spaces), so the digest is checked on the bytes read instead of on the
+value encoded again (encoding it again was a third of the time tau2's observations took to
+read: bench/overhead.py, cached set-up).
 
-Verified, not trusted: an entry is used only when it parses, holds the key asked for, its
-value hashes to the digest stored beside it and decodes; otherwise it is recomputed,
-rewritten, and a line on stderr says which and why. A value that JSON does not give back
-equal (a tuple, a non-string key) is never stored, so it is recomputed on every run rather
-than read back changed.
+Verified, not trusted: an entry is used only when its first line parses and holds the key
+asked for, its value's bytes hash to the digest stored there, and the value parses and
+decodes; otherwise it is recomputed, rewritten, and a line on stderr says which and why. A
+value that JSON does not give back equal (a tuple, a non-string key) is never stored, so it
+is recomputed on every run rather than read back changed.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from typing import Any, TypeVar
 
 from harness.execution.atomic import write_bytes
 
-SETUP_CACHE_SCHEMA_VERSION = 1
+SETUP_CACHE_SCHEMA_VERSION = 2  # 2: the value on a line of its own, hashed as read
 FOLDER = ".setup-cache"  # under results/: ignored by git with every other local run folder
 T = TypeVar("T")
 
@@ -73,13 +77,15 @@ class SetupCache:
             return None
         except OSError as exc:
             return self._refuse(kind, path, f"unreadable ({exc.strerror})")
+        head, _, body = data.partition(b"\n")
+        body = body.removesuffix(b"\n")  # canonical JSON holds no raw line break
         try:
-            entry = json.loads(data)
+            entry = json.loads(head)
             if not isinstance(entry, dict) or entry.get("key") != self._key(kind, parts):
                 return self._refuse(kind, path, "holds another key")
-            if hashlib.sha256(_canonical(entry["value"])).hexdigest() != entry.get("sha256"):
+            if hashlib.sha256(body).hexdigest() != entry.get("sha256"):
                 return self._refuse(kind, path, "its value does not match its digest")
-            value = decode(entry["value"])
+            value = decode(json.loads(body))
         except Exception as exc:  # not JSON, no value, or a value that no longer decodes
             return self._refuse(kind, path, f"does not decode ({type(exc).__name__})")
         self.hits[kind] = self.hits.get(kind, 0) + 1
@@ -93,13 +99,9 @@ class SetupCache:
             return
         if json.loads(encoded) != value:
             return
-        entry = {
-            "key": self._key(kind, parts),
-            "sha256": hashlib.sha256(encoded).hexdigest(),
-            "value": value,
-        }
+        entry = {"key": self._key(kind, parts), "sha256": hashlib.sha256(encoded).hexdigest()}
         self.folder.mkdir(parents=True, exist_ok=True)
-        write_bytes(self.path(kind, parts), _canonical(entry) + b"\n")
+        write_bytes(self.path(kind, parts), _canonical(entry) + b"\n" + encoded + b"\n")
         self.stored[kind] = self.stored.get(kind, 0) + 1
 
     def _refuse(self, kind: str, path: Path, why: str) -> None:
