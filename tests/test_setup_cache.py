@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from test_runner import comparable, drawn_and_frozen, harness, ledger, project
 
-from harness.execution.setup_cache import FOLDER, SetupCache
+from harness.execution.setup_cache import FOLDER, SetupCache, shared, unshared
 
 
 def _run(root: Path):
@@ -57,7 +57,8 @@ def test_a_tampered_entry_is_refused_recomputed_and_named(cached_project) -> Non
     root, rows = cached_project
     path = _entries(root, "observations")[0]
     entry = _entry(path)
-    entry["value"][0]["success"] = not entry["value"][0]["success"]  # digest left as it was
+    first = entry["value"]["items"][0]
+    first["success"] = not first["success"]  # digest left as it was
     path.write_text(json.dumps({"key": entry["key"], "sha256": entry["sha256"]}) + "\n")
     with path.open("a") as handle:
         handle.write(json.dumps(entry["value"], sort_keys=True, separators=(",", ":")) + "\n")
@@ -68,9 +69,9 @@ def test_a_tampered_entry_is_refused_recomputed_and_named(cached_project) -> Non
     )
     assert comparable(ledger(root)) == rows  # the tampered observation was never used
     fixed = _entry(path)  # rewritten from the recomputation
-    assert fixed["value"][0]["success"] != entry["value"][0]["success"]
+    assert fixed["value"]["items"][0]["success"] != first["success"]
     cache = SetupCache(path.parent, fixed["key"]["freeze_id"])
-    assert cache.get("observations", _parts(fixed), list) == fixed["value"]
+    assert cache.get("observations", _parts(fixed), dict) == fixed["value"]
 
 
 def _entry(path: Path) -> dict:
@@ -145,3 +146,24 @@ def test_a_resume_reaches_its_rows_with_no_set_up_run(cached_project) -> None:
     assert seen["ran"] == [], done.stderr[-2000:]
     assert "set-up cache" not in done.stderr
     assert comparable(ledger(root)) == rows
+
+
+def test_states_are_cached_by_their_parts_each_distinct_part_once() -> None:
+    """`shared` writes each distinct part of the states once; `unshared` gives back equal
+    observations whose repeated parts are one object."""
+    users = {"ann": {"age": 3}, "bob": {"age": 4}}
+    after = {"users": {"ann": {"age": 5}, "bob": {"age": 4}}, "n": 1}
+    items = [
+        {"success": True, "post": {"users": users, "n": 1}, "after_reset": {"users": users}},
+        {"success": False, "post": after, "after_reset": {"users": users}},
+    ]
+    value = shared(items, ("post", "after_reset"))
+    assert value["parts"] == [{"age": 3}, {"age": 4}, 1, {"age": 5}]
+    assert json.loads(json.dumps(value)) == value  # what the cache stores, read back
+    back = unshared(json.loads(json.dumps(value)), ("post", "after_reset"))
+    assert back == items
+    assert back[0]["post"]["users"]["bob"] is back[1]["post"]["users"]["bob"]
+    with pytest.raises(ValueError, match="not a shared part"):
+        unshared({"parts": [], "items": [{"post": {"x": 1}}]}, ("post",))
+    with pytest.raises(IndexError):
+        unshared({"parts": [], "items": [{"post": {"s": 0}}]}, ("post",))

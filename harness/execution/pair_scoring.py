@@ -57,7 +57,7 @@ from harness.execution.negative_controls import patched_contract
 from harness.execution.plan import Plan
 from harness.execution.recorded_calls import attach_probes
 from harness.execution.run_folder import read_verified_json, record_digest
-from harness.execution.setup_cache import SetupCache, calls_digest
+from harness.execution.setup_cache import SetupCache, calls_digest, shared, unshared
 from harness.targets.adapter import GraderAdapter, SplitGrader
 from harness.targets.registry import Target, load_target
 
@@ -252,7 +252,7 @@ def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None
             found = _cached(ctx, "observations", parts, _observations)
             if found is None:
                 found = observe(ctx.targets[name].adapter, tool, calls)
-                _store(ctx, "observations", parts, found)
+                _store(ctx, "observations", parts, shared(found, STATE_FIELDS))
             ctx.observations[(name, tool)] = found
     path = None if cache is None else cache.with_name(COVERAGE)
     cached = _read_coverage(path) if ctx.skip_by_coverage else {}
@@ -351,12 +351,14 @@ def _process_parts(parts: dict[str, Any]) -> dict[str, Any]:
     return parts | {"hash_seed": seed, "python": platform.python_version()}
 
 
+STATE_FIELDS = ("post", "after_reset")  # an observation's states: cached by their parts
+
+
 def _observations(value: Any) -> list[Observation]:
-    if not isinstance(value, list) or not all(
-        isinstance(o, dict) and set(o) == set(OBSERVATION_FIELDS) for o in value
-    ):
+    found = unshared(value, STATE_FIELDS)
+    if not all(isinstance(o, dict) and set(o) == set(OBSERVATION_FIELDS) for o in found):
         raise ValueError("not a list of liveness observations")
-    return value
+    return found
 
 
 def _bool(value: Any) -> bool:
