@@ -13,10 +13,13 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from test_runner import comparable, drawn_and_frozen, harness, ledger, project
 
+from harness.execution import pair_scoring
+from harness.execution.pair_scoring import _shared_observations
 from harness.execution.setup_cache import FOLDER, SetupCache, shared, unshared
 
 
@@ -167,3 +170,29 @@ def test_states_are_cached_by_their_parts_each_distinct_part_once() -> None:
         unshared({"parts": [], "items": [{"post": {"x": 1}}]}, ("post",))
     with pytest.raises(IndexError):
         unshared({"parts": [], "items": [{"post": {"s": 0}}]}, ("post",))
+
+
+def test_parts_equal_in_json_but_not_in_python_stay_apart_and_the_entry_is_refused(
+    tmp_path: Path,
+) -> None:
+    """A list and an equal tuple (or {"1": x} and {1: x}) are one part in JSON but two for
+    the harness's equality: `shared` keeps them apart, so `put` sees that JSON would change
+    the value and stores nothing, instead of giving back a state that was never observed."""
+    for first, second in (([1, 2], (1, 2)), ({"1": "x"}, {1: "x"})):
+        items = [{"post": {"a": {"b": first}}}, {"post": {"a": {"b": second}}}]
+        value = shared(items, ("post",))
+        assert value["parts"] == [first, second]
+        assert unshared(value, ("post",)) == items
+        cache = SetupCache(tmp_path / "cache", "f")
+        cache.put("observations", {"t": 1}, value)
+        assert cache.stored == {} and not (tmp_path / "cache").exists()
+
+
+def test_observations_that_are_not_json_are_scored_but_not_cached(tmp_path, monkeypatch) -> None:
+    """A state holding NaN or a set cannot be cached; storing it is skipped, not an error."""
+    monkeypatch.setenv("PYTHONHASHSEED", "0")
+    ctx = SimpleNamespace(setup=SetupCache(tmp_path / "cache", "f"))
+    for state in ({"a": float("nan")}, {"a": {1, 2}}):
+        observed = [{"post": state, "after_reset": {}}]
+        pair_scoring._store(ctx, "observations", {"t": 1}, observed, _shared_observations)
+    assert ctx.setup.stored == {} and not (tmp_path / "cache").exists()

@@ -252,7 +252,7 @@ def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None
             found = _cached(ctx, "observations", parts, _observations)
             if found is None:
                 found = observe(ctx.targets[name].adapter, tool, calls)
-                _store(ctx, "observations", parts, shared(found, STATE_FIELDS))
+                _store(ctx, "observations", parts, found, _shared_observations)
             ctx.observations[(name, tool)] = found
     path = None if cache is None else cache.with_name(COVERAGE)
     cached = _read_coverage(path) if ctx.skip_by_coverage else {}
@@ -336,9 +336,23 @@ def _cached(
     return ctx.setup.get(kind, _process_parts(parts), decode)
 
 
-def _store(ctx: RunContext, kind: str, parts: dict[str, Any], value: Any) -> None:
-    if ctx.setup is not None and _hash_seed_fixed():
-        ctx.setup.put(kind, _process_parts(parts), value)
+def _store(
+    ctx: RunContext,
+    kind: str,
+    parts: dict[str, Any],
+    value: Any,
+    encode: Callable[[Any], Any] | None = None,
+) -> None:
+    """Put `value` (`encode(value)` when given, computed only here) in the set-up cache,
+    when the context has one and may trust it; a value that is not JSON is not stored."""
+    if ctx.setup is None or not _hash_seed_fixed():
+        return
+    if encode is not None:
+        try:
+            value = encode(value)
+        except (TypeError, ValueError):  # not JSON (NaN, a set): never cached, as put() refuses
+            return
+    ctx.setup.put(kind, _process_parts(parts), value)
 
 
 def _hash_seed_fixed() -> bool:
@@ -352,6 +366,10 @@ def _process_parts(parts: dict[str, Any]) -> dict[str, Any]:
 
 
 STATE_FIELDS = ("post", "after_reset")  # an observation's states: cached by their parts
+
+
+def _shared_observations(observations: list[Observation]) -> dict[str, Any]:
+    return shared(observations, STATE_FIELDS)
 
 
 def _observations(value: Any) -> list[Observation]:

@@ -128,7 +128,10 @@ SHARED_DEPTH = 2
 def shared(items: list[dict[str, Any]], fields: tuple[str, ...]) -> dict[str, Any]:
     """`items` for the cache with each value of `fields` written as its parts: a dict
     above `SHARED_DEPTH` as {"d": {key: part}}, anything else as {"s": index} into "parts",
-    where each distinct value (equal canonical JSON) is written once."""
+    where each distinct value is written once. Distinct means unequal in Python, not only
+    in canonical JSON: a tuple and an equal list, or {1: x} and {"1": x}, stay two parts,
+    so `SetupCache.put` sees the one JSON would change and refuses the entry. Raises
+    TypeError or ValueError on a part that is not JSON (NaN, a set), as `_canonical` does."""
     index: dict[bytes, int] = {}
     parts: list[Any] = []
 
@@ -136,10 +139,12 @@ def shared(items: list[dict[str, Any]], fields: tuple[str, ...]) -> dict[str, An
         if depth < SHARED_DEPTH and isinstance(node, dict):
             return {"d": {key: part(value, depth + 1) for key, value in node.items()}}
         key = _canonical(node)
-        if key not in index:
-            index[key] = len(parts)
+        at = index.get(key)
+        if at is None or parts[at] != node:
+            at = len(parts)
             parts.append(node)
-        return {"s": index[key]}
+            index.setdefault(key, at)
+        return {"s": at}
 
     written = [item | {name: part(item[name], 0) for name in fields} for item in items]
     return {"parts": parts, "items": written}
@@ -153,7 +158,7 @@ def unshared(value: Any, fields: tuple[str, ...]) -> list[dict[str, Any]]:
     def whole(node: dict[str, Any]) -> Any:
         if set(node) == {"d"}:
             return {key: whole(part) for key, part in node["d"].items()}
-        if set(node) == {"s"} and isinstance(node["s"], int) and node["s"] >= 0:
+        if set(node) == {"s"} and type(node["s"]) is int and node["s"] >= 0:
             return parts[node["s"]]
         raise ValueError(f"not a shared part: {sorted(node)}")
 
