@@ -148,5 +148,10 @@ def test_ctrl_c_and_sigterm_stop_with_one_line(tmp_path, monkeypatch, cleanup, s
     assert wait_until(lambda: not session_members(run.pid), 5)  # the spinning child too
     (row,) = ledger(root)
     assert row.status.value == "compile_error"  # the interrupted pair left no row
+    # stderr is a pipe here, not a terminal: the progress is plain lines, not a bar
+    assert "scoring 2 of 2 pairs; the original tools are prepared first" in said, err
     resumed = harness("run", "plans/small.yaml", cwd=root, timeout=120)
     assert "1 pairs scored now, 1 already in the ledger" in " ".join(resumed.stdout.split())
+    told = " ".join(resumed.stderr.split())
+    assert "scoring 1 of 2 pairs, 1 already in the ledger;" in told, resumed.stderr
+    assert "scoring: 2 of 2 pairs, - pairs/s, ETA -:--:--, timeout=1" in told, resumed.stderr

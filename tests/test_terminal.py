@@ -3,6 +3,7 @@ its progress rate is the rate of scoring (issue 15, item 9)."""
 
 from __future__ import annotations
 
+import io
 import re
 
 import pytest
@@ -11,7 +12,7 @@ from test_report import FIXTURE
 
 from harness.analysis import main_tables
 from harness.analysis.runs import load_run
-from harness.execution.progress import RunProgress
+from harness.execution.progress import PLAIN_EVERY_SECONDS, RunProgress
 
 NUMBER = re.compile(r"\[\d\.\d{3}, \d\.\d{3}\]|\d+\.\d{3}")
 
@@ -58,3 +59,28 @@ def test_the_rate_is_that_of_scoring_not_of_set_up():
     assert progress.rate() == pytest.approx(2.0)  # 3 intervals in 1.5 s, set-up excluded
     assert progress.remaining() == pytest.approx(3.0)  # 6 pairs left at 2 pairs/s
     progress.stop()
+
+
+def test_outside_a_terminal_progress_is_a_plain_line_every_interval_and_at_the_end():
+    """A CI log or `nohup` gets no bar (rich draws none there): a line when scoring starts,
+    one per PLAIN_EVERY_SECONDS of scoring, one when the last pair is recorded."""
+    now = [0.0]
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=False, width=200, color_system=None)
+    progress = RunProgress(console, clock=lambda: now[0])
+    progress.start(12, 2)
+    for i, at in enumerate([5.0, 6.0, 7.0, 35.0, 36.0, 40.0, 65.0, 67.0, 68.0, 69.0]):
+        now[0] = at
+        progress.advance("detected" if i % 2 else "escaped")
+    progress.stop()
+    lines = out.getvalue().splitlines()
+    assert lines == [
+        "scoring 10 of 12 pairs, 2 already in the ledger; the original tools are prepared "
+        "first (cached per freeze)",
+        # 35 s after the start line: 4 pairs in 30 s of scoring (3 intervals: 0.1 pairs/s)
+        "scoring: 6 of 12 pairs, 0.1 pairs/s, ETA 0:01:00, detected=2 escaped=2",
+        # 30 s after that one: 6 intervals in 60 s, 3 pairs left
+        "scoring: 9 of 12 pairs, 0.1 pairs/s, ETA 0:00:30, detected=3 escaped=4",
+        "scoring: 12 of 12 pairs, 0.1 pairs/s, ETA 0:00:00, detected=5 escaped=5",
+    ]
+    assert PLAIN_EVERY_SECONDS == 30.0

@@ -2,6 +2,10 @@
 
 The rate is that of scoring: pairs recorded in this session after the first one, over the
 time since the first one, so set-up (targets, baselines, a cluster starting) is not in it.
+
+Outside a terminal (a CI log, `nohup`, a pipe) rich draws no bar until the run ends, so an
+hour's run would say nothing for an hour; there the same numbers are printed as a plain line
+when scoring starts, every `PLAIN_EVERY_SECONDS` after, and when the last pair is recorded.
 """
 
 from __future__ import annotations
@@ -39,11 +43,16 @@ class _RemainingColumn(ProgressColumn):
 
     def render(self, task: Task) -> Text:
         left = self.run.remaining()
-        if left is None:
-            return Text("ETA -:--:--")
-        minutes, seconds = divmod(round(left), 60)
-        hours, minutes = divmod(minutes, 60)
-        return Text(f"ETA {hours}:{minutes:02d}:{seconds:02d}")
+        return Text("ETA -:--:--" if left is None else f"ETA {_clock_text(left)}")
+
+
+PLAIN_EVERY_SECONDS = 30.0
+
+
+def _clock_text(seconds: float) -> str:
+    minutes, seconds = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{seconds:02d}"
 
 
 class RunProgress:
@@ -53,6 +62,9 @@ class RunProgress:
         clock: Callable[[], float] = time.monotonic,
         after_row: Callable[[], None] | None = None,
     ):
+        self.console = console
+        self.plain = not console.is_terminal  # lines instead of a bar nobody would see
+        self.printed: float | None = None  # when the last plain line was printed
         self.after_row = after_row  # called once a row is recorded (`harness.cli.StopLatch`)
         self.counts: Counter[str] = Counter()
         self.clock = clock
@@ -74,8 +86,31 @@ class RunProgress:
 
     def start(self, total: int, done: int) -> None:
         self.total, self.done = total, done
+        if self.plain:
+            self.printed = self.clock()
+            kept = f", {done:,} already in the ledger" if done else ""
+            self._line(
+                f"scoring {total - done:,} of {total:,} pairs{kept}; "
+                f"the original tools are prepared first (cached per freeze)"
+            )
+            return
         self.task = self.progress.add_task("pairs", total=total, completed=done, counts="")
         self.progress.start()
+
+    def _counts(self) -> str:
+        return " ".join(f"{k}={v}" for k, v in sorted(self.counts.items()))
+
+    def _line(self, text: str) -> None:
+        self.console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+    def _plain_line(self, now: float) -> None:
+        rate, left = self.rate(), self.remaining()
+        pace = f"{rate:.1f} pairs/s" if rate else "- pairs/s"
+        eta = "-:--:--" if left is None else _clock_text(left)
+        self._line(
+            f"scoring: {self.done:,} of {self.total:,} pairs, {pace}, ETA {eta}, {self._counts()}"
+        )
+        self.printed = now
 
     def rate(self) -> float | None:
         """Pairs per second of scoring; None before two pairs are recorded."""
@@ -95,10 +130,16 @@ class RunProgress:
         self.done += 1
         self.counts[str(status)] += 1
         if self.task is not None:
-            counts = " ".join(f"{k}={v}" for k, v in sorted(self.counts.items()))
-            self.progress.update(self.task, advance=1, counts=counts)
+            self.progress.update(self.task, advance=1, counts=self._counts())
+        elif self.plain and (
+            self.done >= self.total
+            or self.printed is None
+            or now - self.printed >= PLAIN_EVERY_SECONDS
+        ):
+            self._plain_line(now)
         if self.after_row is not None:
             self.after_row()
 
     def stop(self) -> None:
-        self.progress.stop()
+        if not self.plain:  # a Progress never started still ends on an empty line
+            self.progress.stop()
