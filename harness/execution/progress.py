@@ -32,8 +32,7 @@ class _RateColumn(ProgressColumn):
         self.run = run
 
     def render(self, task: Task) -> Text:
-        rate = self.run.rate()
-        return Text(f"{rate:.1f} pairs/s" if rate else "- pairs/s")
+        return Text(self.run.pace_text())
 
 
 class _RemainingColumn(ProgressColumn):
@@ -42,8 +41,7 @@ class _RemainingColumn(ProgressColumn):
         self.run = run
 
     def render(self, task: Task) -> Text:
-        left = self.run.remaining()
-        return Text("ETA -:--:--" if left is None else f"ETA {_clock_text(left)}")
+        return Text(f"ETA {self.run.eta_text()}")
 
 
 PLAIN_EVERY_SECONDS = 30.0
@@ -103,12 +101,18 @@ class RunProgress:
     def _line(self, text: str) -> None:
         self.console.print(text, markup=False, highlight=False, soft_wrap=True)
 
+    def pace_text(self) -> str:
+        rate = self.rate()
+        return f"{rate:.1f} pairs/s" if rate else "- pairs/s"
+
+    def eta_text(self) -> str:
+        left = self.remaining()
+        return "-:--:--" if left is None else _clock_text(left)
+
     def _plain_line(self, now: float) -> None:
-        rate, left = self.rate(), self.remaining()
-        pace = f"{rate:.1f} pairs/s" if rate else "- pairs/s"
-        eta = "-:--:--" if left is None else _clock_text(left)
         self._line(
-            f"scoring: {self.done:,} of {self.total:,} pairs, {pace}, ETA {eta}, {self._counts()}"
+            f"scoring: {self.done:,} of {self.total:,} pairs, {self.pace_text()}, "
+            f"ETA {self.eta_text()}, {self._counts()}"
         )
         self.printed = now
 
