@@ -144,3 +144,46 @@ def test_editing_the_scanner_is_not_a_new_freeze_of_the_reference_checker(tmp_pa
     assert changed(before_static["hashes"], after_static["hashes"]) == {
         ("checker_scope:static-scanner", "harness/scanner/__init__.py")
     }
+
+
+def test_targets_that_share_a_package_hash_it_as_each_would_alone():
+    """Two AgentDojo suites share the `agentdojo` package: hashed once for both (one
+    `FileReads`), each suite's groups are those it gets computed alone."""
+    pytest.importorskip("agentdojo")
+    from harness.execution.freeze import installed_inputs
+    from harness.execution.plan import ArmSpec, Plan
+
+    def plan(*targets: str) -> Plan:
+        arms = [
+            ArmSpec(
+                name=t, kind="closed_world", target=t, operators=["M-PHANTOM"], draw_per_operator=1
+            )
+            for t in targets
+        ]
+        return Plan(name="p", description="scope", seed=0, arms=arms)
+
+    both, _ = installed_inputs(plan("agentdojo-banking", "agentdojo-slack"))
+    for target in ("agentdojo-banking", "agentdojo-slack"):
+        alone, _ = installed_inputs(plan(target))
+        for group in ("contracts", "target_source"):
+            mine = {k: v for k, v in both[group].items() if k.startswith(f"{target}:")}
+            assert mine == alone[group]
+            assert len(mine) > 100 or group == "contracts"
+        assert both["harness"] == alone["harness"]
+
+
+def test_a_file_changed_between_two_computations_is_read_again(tmp_path):
+    from harness.execution.scope import FileReads, package_files
+
+    (tmp_path / "a.py").write_text("x = 1\n")
+    reads = FileReads()
+    first = reads.sha256(tmp_path / "a.py")
+    assert first == hashlib.sha256(b"x = 1\n").hexdigest()
+    assert package_files(tmp_path, (), reads) == [tmp_path / "a.py"]
+    (tmp_path / "a.py").write_text("x = 2\n")
+    (tmp_path / "b.yaml").write_text("b: 1\n")
+    assert reads.sha256(tmp_path / "a.py") == first  # within one computation: read once
+    assert package_files(tmp_path, (), reads) == [tmp_path / "a.py"]
+    fresh = FileReads()  # the next computation reads the files as they are now
+    assert fresh.sha256(tmp_path / "a.py") == hashlib.sha256(b"x = 2\n").hexdigest()
+    assert package_files(tmp_path, (), fresh) == [tmp_path / "a.py", tmp_path / "b.yaml"]

@@ -31,7 +31,7 @@ from harness.execution.draw import corpus_dir
 from harness.execution.held_out import blind_predecessor, check_held_out
 from harness.execution.plan import Plan
 from harness.execution.recorded_calls import corpora_hashes, corpus_split
-from harness.execution.scope import harness_files, tool_files
+from harness.execution.scope import FileReads, harness_files, tool_files
 from harness.targets.adapter import PackageVersions
 from harness.targets.registry import load_target
 
@@ -101,10 +101,11 @@ def _files(folder: Path, pattern: str = "*") -> list[Path]:
     return sorted(p for p in folder.rglob(pattern) if p.is_file() and "__pycache__" not in p.parts)
 
 
-def _rel(path: Path, base: Path) -> str:
+def _rel(path: Path, base: Path, reads: FileReads | None = None) -> str:
     """`path` relative to `base`; a path outside it would tie the record to one machine."""
-    resolved = path.resolve()
-    if not resolved.is_relative_to(base.resolve()):
+    reads = reads or FileReads()
+    resolved, resolved_base = reads.resolve(path), reads.resolve(base)
+    if not resolved.is_relative_to(resolved_base):
         raise UserError(
             Problem(
                 str(path),
@@ -113,7 +114,7 @@ def _rel(path: Path, base: Path) -> str:
                 "keep it under that folder",
             )
         )
-    return resolved.relative_to(base.resolve()).as_posix()
+    return resolved.relative_to(resolved_base).as_posix()
 
 
 def checker_for(plan: Plan, name: str | None = None):  # -> Checker
@@ -149,12 +150,12 @@ def run_checker(plan: Plan, name: str | None, freeze_id: str, post_hoc: bool, al
     return checker, freeze_id, f"{freeze_id}.{checker.name}", post_hoc
 
 
-def _scope_hashes(checker) -> dict[str, str]:
+def _scope_hashes(checker, reads: FileReads) -> dict[str, str]:
     scope = checker.scope_files()
     # keyed from the parent of the scope's common folder: harness/checker/dynamic.py for the
     # reference checker, the same shape for a checker installed anywhere else
-    scope_base = Path(os.path.commonpath([p.resolve().parent for p in scope])).parent
-    return {_rel(p, scope_base): sha256_file(p) for p in scope}
+    scope_base = Path(os.path.commonpath([reads.resolve(p).parent for p in scope])).parent
+    return {_rel(p, scope_base, reads): reads.sha256(p) for p in scope}
 
 
 def current_inputs(
@@ -163,7 +164,8 @@ def current_inputs(
     """(hashes by group, target versions) as the inputs are now."""
     hashes: dict[str, dict[str, str]] = {}
     hashes["plan"] = {_rel(plan_path, root): sha256_file(plan_path)}
-    installed, versions = installed_inputs(plan)
+    reads = FileReads()  # each file read once, however many groups name it
+    installed, versions = installed_inputs(plan, reads)
     hashes.update(installed)
     corpus = corpus_dir(root, plan)
     if not (corpus / "manifest.json").exists():
@@ -175,7 +177,7 @@ def current_inputs(
                 f"run `harness draw {_rel(plan_path, root)}` first",
             )
         )
-    hashes["corpus"] = {_rel(p, root): sha256_file(p) for p in _files(corpus)}
+    hashes["corpus"] = {_rel(p, root, reads): reads.sha256(p) for p in _files(corpus)}
     # the screening rule, and the code that implements it: a change of either is a new
     # freeze, so what the draw could not draw cannot change silently
     from harness.mutation import screen
@@ -219,15 +221,19 @@ def package_versions(plan: Plan) -> dict[str, str]:
     return versions
 
 
-def installed_inputs(plan: Plan) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
+def installed_inputs(
+    plan: Plan, reads: FileReads | None = None
+) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
     """(hashes of checker_scope[:NAME], contracts, target_source and harness; target
     versions): what the installed packages of this interpreter hold, the part of a freeze a
-    remote worker can check for itself. Which files: `harness.execution.scope`."""
+    remote worker can check for itself. Which files: `harness.execution.scope`; each read
+    once (`reads`) however many targets share its package."""
+    reads = reads or FileReads()
     hashes: dict[str, dict[str, str]] = {}
     checkers = [checker_for(plan), *(checker_for(plan, n) for n in plan.comparison_checkers)]
-    hashes["checker_scope"] = _scope_hashes(checkers[0])
+    hashes["checker_scope"] = _scope_hashes(checkers[0], reads)
     for name, checker in zip(plan.comparison_checkers, checkers[1:], strict=True):
-        hashes[f"checker_scope:{name}"] = _scope_hashes(checker)  # `harness run --checker`
+        hashes[f"checker_scope:{name}"] = _scope_hashes(checker, reads)  # `--checker`
     hashes["contracts"] = {}
     hashes["target_source"] = {}
     versions: dict[str, str] = {}
@@ -239,19 +245,21 @@ def installed_inputs(plan: Plan) -> tuple[dict[str, dict[str, str]], dict[str, s
         for path in _files(adapter.contracts_dir(), "*.y*ml"):
             # keyed relative to the contracts folder: a path in a freeze record must mean the
             # same file in every clone and every installation
-            key = f"{name}:{_rel(path, adapter.contracts_dir())}"
-            hashes["contracts"][key] = sha256_file(path)
+            key = f"{name}:{_rel(path, adapter.contracts_dir(), reads)}"
+            hashes["contracts"][key] = reads.sha256(path)
         # the tools' whole top-level package: what the grader arm replays lives beside them
         # one walk per top-level package, not one per tool (tau2's 68 tools share one)
         tops = {adapter.tool_function(t).__module__.split(".", 1)[0] for t in adapter.tool_names()}
-        files = {path for top in tops for path in tool_files(top, [adapter.contracts_dir()])}
+        skip = [adapter.contracts_dir()]
+        files = {path for top in tops for path in tool_files(top, skip, reads)}
         # the adapter decides what the checker observes: it is part of the target
         adapter_file = Path(inspect.getsourcefile(type(adapter)) or "")
-        hashes["target_source"][f"{name}:adapter:{adapter_file.name}"] = sha256_file(adapter_file)
+        hashes["target_source"][f"{name}:adapter:{adapter_file.name}"] = reads.sha256(adapter_file)
         for path in sorted(files):
-            hashes["target_source"][f"{name}:{_rel(path, source_root)}"] = sha256_file(path)
+            hashes["target_source"][f"{name}:{_rel(path, source_root, reads)}"] = reads.sha256(path)
     scopes = [p for c in checkers for p in c.scope_files()]
-    hashes["harness"] = {key: sha256_file(path) for key, path in harness_files(scopes).items()}
+    harness = harness_files(scopes, reads)
+    hashes["harness"] = {key: reads.sha256(path) for key, path in harness.items()}
     return hashes, versions
 
 

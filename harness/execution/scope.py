@@ -21,6 +21,7 @@ rendering of finished ledgers, caches (`__pycache__`).
 
 from __future__ import annotations
 
+import hashlib
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -49,7 +50,49 @@ def _package_folder(module: ModuleType) -> Path:
     return Path(next(iter(module.__path__))).resolve()  # a namespace package
 
 
-def tool_files(module_name: str, skip: Iterable[Path] = ()) -> list[Path]:
+class FileReads:
+    """One computation's reads of the file system: each folder walked, each path resolved and
+    each file hashed once, however many targets share them (AgentDojo's four suites hash one
+    `agentdojo` package, tau2's three domains one `inspect_evals`: walked and hashed once per
+    target, they were most of a freeze's verification). Made anew for each computation of a
+    freeze's inputs and never kept after it, so a file changed between two is read again."""
+
+    def __init__(self) -> None:
+        self._walks: dict[Path, list[Path]] = {}
+        self._resolved: dict[Path, Path] = {}
+        self._digests: dict[Path, str] = {}
+
+    def resolve(self, path: Path) -> Path:
+        found = self._resolved.get(path)
+        if found is None:
+            found = self._resolved[path] = path.resolve()
+        return found
+
+    def sha256(self, path: Path) -> str:
+        """The SHA-256 of the file's bytes, as `freeze.sha256_file`."""
+        key = self.resolve(path)
+        found = self._digests.get(key)
+        if found is None:
+            found = self._digests[key] = hashlib.sha256(key.read_bytes()).hexdigest()
+        return found
+
+    def walk(self, folder: Path) -> list[Path]:
+        """Code and data files under `folder`, sorted, without caches."""
+        found = self._walks.get(folder)
+        if found is None:
+            found = self._walks[folder] = sorted(
+                p
+                for p in folder.rglob("*")
+                if p.suffix in DATA_SUFFIXES  # the cheap tests first: most files fail them
+                and "__pycache__" not in p.parts
+                and p.is_file()
+            )
+        return found
+
+
+def tool_files(
+    module_name: str, skip: Iterable[Path] = (), reads: FileReads | None = None
+) -> list[Path]:
     """The `target_source` files of a tool module: its top-level package's code and data
     (without the folders `skip`), or the module alone when it is not in a package."""
     import importlib
@@ -58,33 +101,36 @@ def tool_files(module_name: str, skip: Iterable[Path] = ()) -> list[Path]:
     module = sys.modules.get(top) or importlib.import_module(top)
     if not hasattr(module, "__path__"):  # a top-level module: never its whole site-packages
         return [Path(module.__file__ or ".").resolve()]
-    return package_files(_package_folder(module), skip)
+    return package_files(_package_folder(module), skip, reads)
 
 
-def package_files(folder: Path, skip: Iterable[Path] = ()) -> list[Path]:
+def package_files(
+    folder: Path, skip: Iterable[Path] = (), reads: FileReads | None = None
+) -> list[Path]:
     """Code and data files under `folder`, sorted, without caches or the folders `skip`."""
-    skipped = [s.resolve() for s in skip]
-    return sorted(
+    reads = reads or FileReads()
+    skipped = [reads.resolve(s) for s in skip]
+    return [
         p
-        for p in folder.rglob("*")
-        if p.suffix in DATA_SUFFIXES  # the cheap tests first: most files fail them
-        and "__pycache__" not in p.parts
-        and p.is_file()
-        and not (skipped and any(p.resolve().is_relative_to(s) for s in skipped))
-    )
+        for p in reads.walk(folder)
+        if not (skipped and any(reads.resolve(p).is_relative_to(s) for s in skipped))
+    ]
 
 
-def harness_files(checker_scopes: Iterable[Path]) -> dict[str, Path]:
+def harness_files(
+    checker_scopes: Iterable[Path], reads: FileReads | None = None
+) -> dict[str, Path]:
     """The `harness` group: key (`harness/...`, relative to the package's parent) -> file."""
     import harness
 
+    reads = reads or FileReads()
     folder = _package_folder(harness)
-    in_scope = {p.resolve() for p in checker_scopes}
+    in_scope = {reads.resolve(p) for p in checker_scopes}
     out: dict[str, Path] = {}
-    for path in package_files(folder):
-        if path.suffix != ".py" or path.resolve() in in_scope:
+    for path in package_files(folder, (), reads):
+        if path.suffix != ".py" or reads.resolve(path) in in_scope:
             continue  # contracts (.yaml) are hashed in their own group
-        key = path.resolve().relative_to(folder.parent).as_posix()
+        key = reads.resolve(path).relative_to(folder.parent).as_posix()
         if not key.startswith(PRESENTATION + OTHER_CHECKERS):
             out[key] = path
     return out
