@@ -14,12 +14,13 @@ coverage records, which include the checker's run). One file per entry, named by
 SHA-256 of its key and written whole (`atomic.write_bytes`): a first line of JSON holding
 the key and the SHA-256 of the value's bytes, and a second holding the value as canonical
 JSON (sorted keys, no spaces), so the digest is checked on the bytes read instead of on the
-value encoded again (encoding it again was a third of the time tau2's observations took to
-read: bench/overhead.py, cached set-up).
+value encoded again (encoding it again was a quarter of the time tau2's observations took
+to read: 3.53 s against 2.65 s, bench/setup_cache_read.py).
 
 Liveness observations are written by their states' parts (`shared`): tau2's states repeat
 the same records after every call, and writing each distinct part once made two tau2
-tools' entries 4.4 MB instead of 49 MB, read in a tenth of the time.
+tools' entries 4.2 MB instead of 50.1 MB, read in 0.44 s instead of 3.53 s
+(bench/setup_cache_read.py, results/bench/setup-cache-read-2026-12-04.md).
 
 Verified, not trusted: an entry is used only when its first line parses and holds the key
 asked for, its value's bytes hash to the digest stored there, and the value parses and
@@ -52,13 +53,31 @@ def _canonical(value: Any) -> bytes:
 @dataclass
 class SetupCache:
     """The set-up entries of one freeze; `hits`, `stored` and `rejected` count what a run
-    took, wrote and refused (by kind), so a caller can tell what ran."""
+    took, wrote and refused (by kind), `computed` what it computed and `from_run_folder`
+    what it took from the run folder's own baseline.json and coverage.json (a resume), so a
+    caller can tell what ran (run.json's `setup`)."""
 
     folder: Path  # results/.setup-cache/<freeze id>
     freeze_id: str
     hits: dict[str, int] = field(default_factory=dict)
     stored: dict[str, int] = field(default_factory=dict)
     rejected: dict[str, int] = field(default_factory=dict)
+    computed: dict[str, int] = field(default_factory=dict)
+    from_run_folder: dict[str, int] = field(default_factory=dict)
+
+    def tally(self, counts: dict[str, int], kind: str) -> None:
+        counts[kind] = counts.get(kind, 0) + 1
+
+    def summary(self) -> dict[str, Any]:
+        """What this run's set-up took from where (run.json's `setup`), kinds sorted."""
+        return {
+            "cache": f"results/{FOLDER}/{self.freeze_id}",
+            "from_cache": dict(sorted(self.hits.items())),
+            "from_run_folder": dict(sorted(self.from_run_folder.items())),
+            "computed": dict(sorted(self.computed.items())),
+            "stored": dict(sorted(self.stored.items())),
+            "refused": dict(sorted(self.rejected.items())),
+        }
 
     @classmethod
     def for_run(cls, root: Path, freeze_id: str) -> SetupCache:
@@ -92,7 +111,7 @@ class SetupCache:
             value = decode(json.loads(body))
         except Exception as exc:  # not JSON, no value, or a value that no longer decodes
             return self._refuse(kind, path, f"does not decode ({type(exc).__name__})")
-        self.hits[kind] = self.hits.get(kind, 0) + 1
+        self.tally(self.hits, kind)
         return value
 
     def put(self, kind: str, parts: dict[str, Any], value: Any) -> None:
@@ -106,10 +125,10 @@ class SetupCache:
         entry = {"key": self._key(kind, parts), "sha256": hashlib.sha256(encoded).hexdigest()}
         self.folder.mkdir(parents=True, exist_ok=True)
         write_bytes(self.path(kind, parts), _canonical(entry) + b"\n" + encoded + b"\n")
-        self.stored[kind] = self.stored.get(kind, 0) + 1
+        self.tally(self.stored, kind)
 
     def _refuse(self, kind: str, path: Path, why: str) -> None:
-        self.rejected[kind] = self.rejected.get(kind, 0) + 1
+        self.tally(self.rejected, kind)
         print(f"set-up cache: {path}: {why}; recomputed", file=sys.stderr)
         return None
 
