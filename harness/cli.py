@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import logging
 import os
 import shutil
 import signal
@@ -27,6 +28,7 @@ from harness.errors import USER_ERROR_EXIT, Problem, UserError
 
 if TYPE_CHECKING:
     from harness.analysis.predictions import PredictionRow
+    from harness.execution.progress import RunProgress
 
 # Outside a terminal (CI logs, pipes) rich would fold tables to 80 columns.
 console = Console(highlight=False, emoji=False, width=None if sys.stdout.isatty() else 140)
@@ -408,6 +410,34 @@ class StopLatch:
                 signal.signal(s, handler)
 
 
+class _StepHandler(logging.Handler):
+    """`harness.setup`'s lines (the run's set-up steps) as lines of the run's progress."""
+
+    def __init__(self, progress: RunProgress):
+        super().__init__(logging.INFO)
+        self.progress = progress
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.progress.step(record.getMessage())
+
+
+@contextlib.contextmanager
+def _setup_lines(progress: RunProgress) -> Iterator[None]:
+    from harness.execution.pair_scoring import SETUP_LOG
+
+    handler = _StepHandler(progress)
+    level, propagate = SETUP_LOG.level, SETUP_LOG.propagate
+    SETUP_LOG.addHandler(handler)
+    SETUP_LOG.setLevel(logging.INFO)
+    SETUP_LOG.propagate = False  # said once, here, whatever else a caller's logging does
+    try:
+        yield
+    finally:
+        SETUP_LOG.removeHandler(handler)
+        SETUP_LOG.setLevel(level)
+        SETUP_LOG.propagate = propagate
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from harness.analysis import load_run_meta, main_tables
     from harness.analysis.predictions import score_predictions
@@ -423,7 +453,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     latch = StopLatch()
     progress = RunProgress(err_console, after_row=latch.after_row)
     try:
-        with latch.installed():  # SIGTERM stops the run like Ctrl-C, neither is lost
+        with latch.installed(), _setup_lines(progress):  # SIGTERM stops it as Ctrl-C does
             result = execute(
                 Path(args.plan),
                 post_hoc=args.post_hoc,

@@ -29,6 +29,11 @@ def _run(root: Path):
     return done
 
 
+def refusals(stderr: str) -> list[str]:
+    """The set-up cache's lines on entries it refused (`SetupCache._refuse`)."""
+    return [line for line in stderr.splitlines() if line.startswith("set-up cache: ")]
+
+
 def _entries(root: Path, kind: str) -> list[Path]:
     (folder,) = (root / "results" / FOLDER).iterdir()
     return sorted(folder.glob(f"{kind}-*.json"))
@@ -39,7 +44,7 @@ def cached_project(tmp_path_factory) -> tuple[Path, list[dict]]:
     root = project(tmp_path_factory.mktemp("setup"), per_operator=2)
     drawn_and_frozen(root)
     first = _run(root)
-    assert "set-up cache" not in first.stderr
+    assert not refusals(first.stderr), first.stderr
     return root, comparable(ledger(root))
 
 
@@ -50,10 +55,17 @@ def test_a_rerun_takes_the_set_up_from_the_cache_with_identical_rows(cached_proj
     stamps = {p: p.stat().st_mtime_ns for p in (root / "results" / FOLDER).rglob("*.json")}
     shutil.rmtree(root / "results" / "small")  # the run folder and its own caches
     again = _run(root)
-    assert "set-up cache" not in again.stderr
+    assert not refusals(again.stderr), again.stderr
     assert comparable(ledger(root)) == rows
     # nothing was recomputed, so nothing was rewritten
     assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
+    # and run.json says so: every entry the first run computed and stored, read back
+    (folder,) = (root / "results" / "small").iterdir()
+    (setup,) = json.loads((folder / "run.json").read_text())["setup"]
+    assert setup["computed"] == {} and setup["stored"] == {} and setup["refused"] == {}
+    assert setup["from_cache"] == {k: len(_entries(root, k)) for k in setup["from_cache"]}
+    assert {"baseline", "observations", "coverage"} <= set(setup["from_cache"])
+    assert setup["cache"] == f"results/{FOLDER}/{folder.name}"
 
 
 def test_a_tampered_entry_is_refused_recomputed_and_named(cached_project) -> None:
@@ -147,7 +159,7 @@ def test_a_resume_reaches_its_rows_with_no_set_up_run(cached_project) -> None:
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["skipped"] == 2 and seen["scored"] == len(rows) - 2
     assert seen["ran"] == [], done.stderr[-2000:]
-    assert "set-up cache" not in done.stderr
+    assert not refusals(done.stderr), done.stderr
     assert comparable(ledger(root)) == rows
 
 

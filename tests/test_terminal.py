@@ -84,3 +84,42 @@ def test_outside_a_terminal_progress_is_a_plain_line_every_interval_and_at_the_e
         "scoring: 12 of 12 pairs, 0.1 pairs/s, ETA 0:00:00, detected=5 escaped=5",
     ]
     assert PLAIN_EVERY_SECONDS == 30.0
+
+
+@pytest.mark.parametrize("terminal", [True, False], ids=["terminal", "plain"])
+def test_set_up_steps_are_lines_in_a_terminal_and_out_of_one(terminal):
+    """`harness.setup`'s lines reach the user through the progress, before and during the
+    bar; a library user's logging never sees them twice (`harness run` stops propagation)."""
+    import logging
+
+    from harness.cli import _setup_lines
+    from harness.execution.pair_scoring import SETUP_LOG
+
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=terminal, width=200, color_system=None)
+    progress = RunProgress(console, clock=lambda: 0.0)
+    seen: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record.getMessage())
+
+    root = logging.getLogger()
+    collect = Collect()
+    root.addHandler(collect)
+    try:
+        with _setup_lines(progress):
+            SETUP_LOG.info("freeze %s verified", "abc")
+            progress.start(3, 0)
+            SETUP_LOG.info("%s", "baselines: the checker on each original tool (1 tool)")
+            progress.stop()
+        SETUP_LOG.warning("after the run")  # the handler is gone: only the root's sees it
+    finally:
+        root.removeHandler(collect)
+    text = out.getvalue()
+    assert "set-up: freeze abc verified" in text
+    assert "set-up: baselines: the checker on each original tool (1 tool)" in text
+    assert text.index("freeze abc") < text.index("baselines:")
+    assert "after the run" not in text
+    assert seen == ["after the run"]
+    assert SETUP_LOG.propagate and SETUP_LOG.level == logging.NOTSET

@@ -12,8 +12,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import logging
 import os
 import platform
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -141,6 +143,8 @@ class RunJob:
     hashes: dict[str, dict[str, str]]  # the inputs as verified (freeze.current_inputs)
     versions: dict[str, str]  # target versions as verified
     skip_by_coverage: bool = True  # harness.execution.coverage; the rows are the same either way
+    # called once the set-up is prepared, with what it took from where (run.json's `setup`)
+    on_prepared: Callable[[dict[str, Any]], None] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -201,11 +205,13 @@ def complete_baselines(
         label = f"{name}:{tool}"
         if label in cached:
             ctx.baselines[(name, tool)] = ToolReport.model_validate(cached[label])
+            _tally(ctx, "from_run_folder", "baseline")
             continue
         parts = {"checker": ctx.checker_label(), "target": name, "tool": tool}
         report = _cached(ctx, "baseline", parts, ToolReport.model_validate)
         if report is None:
             report = ctx.checker.check(ctx.targets[name], [tool]).tool(tool)
+            _tally(ctx, "computed", "baseline")
             _store(ctx, "baseline", parts, report.model_dump(mode="json"))
         ctx.baselines[(name, tool)] = report
         cached[label] = report.model_dump(mode="json")
@@ -232,10 +238,51 @@ def prepared_context(job: RunJob, pairs: list[DrawnPair]) -> RunContext:
     )
     ctx.skip_by_coverage = job.skip_by_coverage
     ctx.setup = SetupCache.for_run(job.root, job.freeze_id)  # set-up once per freeze
+    began = time.monotonic()
     # only what the pairs to score need: rows depend on the original tool alone, so a
     # resumed run prepares less and scores the same
     complete_context(ctx, pairs, job.folder / "baseline.json")
+    summary = {"seconds": round(time.monotonic() - began, 2), **ctx.setup.summary()}
+    if not _hash_seed_fixed():
+        summary["cache"] = "not used: PYTHONHASHSEED is not fixed"
+    _step(f"done in {summary['seconds']:.1f} s; {_where(summary)}")
+    if job.on_prepared is not None:
+        job.on_prepared(summary)
     return ctx
+
+
+SETUP_LOG = logging.getLogger("harness.setup")  # `harness run` prints these lines
+
+
+def _step(text: str) -> None:
+    """A line on the run's set-up, for whoever listens (`harness run`: its progress)."""
+    SETUP_LOG.info("%s", text)
+
+
+def _many(count: int, noun: str) -> str:
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
+def _tally(ctx: RunContext, where: str, kind: str) -> None:
+    """Count one entry of the set-up as taken `from_run_folder` or `computed` (a run
+    without a set-up cache counts nothing)."""
+    if ctx.setup is not None:
+        ctx.setup.tally(getattr(ctx.setup, where), kind)
+
+
+def _where(summary: dict[str, Any]) -> str:
+    """`summary`'s counts in words: "baseline 40, grade 12 from the set-up cache; ..."."""
+    said = []
+    for label, field_name in (
+        ("from the set-up cache", "from_cache"),
+        ("from the run folder", "from_run_folder"),
+        ("computed", "computed"),
+        ("refused and recomputed", "refused"),
+    ):
+        counts = summary[field_name]
+        if counts:
+            said.append(", ".join(f"{k} {v}" for k, v in counts.items()) + f" {label}")
+    return "; ".join(said) or "nothing to prepare"
 
 
 def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None) -> None:
@@ -244,7 +291,12 @@ def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None
     with `ctx.skip_by_coverage`, what their runs start (cached in coverage.json beside
     `cache`), the fingerprints of their evaluation inputs, and what each pair may take from
     the original (`harness.execution.coverage`)."""
+    tools = dict.fromkeys((p.mutant.target, p.tool) for p in pairs)
+    targets = len({name for name, _ in tools})
+    of = f"{_many(len(tools), 'tool')} of {_many(targets, 'target')}"
+    _step(f"baselines: the checker on each original tool ({of})")
     keys = complete_baselines(ctx, pairs, cache)
+    _step("liveness calls on the original tools")
     for name, tool in keys:
         calls = ctx.corpus.liveness.get(name, {}).get(tool)
         if (name, tool) not in ctx.observations and calls is not None:
@@ -252,11 +304,13 @@ def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None
             found = _cached(ctx, "observations", parts, _observations)
             if found is None:
                 found = observe(ctx.targets[name].adapter, tool, calls)
+                _tally(ctx, "computed", "observations")
                 _store(ctx, "observations", parts, found, _shared_observations)
             ctx.observations[(name, tool)] = found
     path = None if cache is None else cache.with_name(COVERAGE)
     cached = _read_coverage(path) if ctx.skip_by_coverage else {}
     names = _code_names(ctx, pairs)
+    _step("grader verdicts of the original tools' tasks")
     for name, tool in keys:
         adapter = ctx.targets[name].adapter
         for task in _grader_tasks(adapter, tool):
@@ -271,6 +325,7 @@ def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None
                     if record is not None and record.packages != sorted(names[name].packages):
                         record = None
                     split = _split_grade(adapter, task, names[name], record)
+                    _tally(ctx, "computed", "split_grade")
                     grade, key, started = split
                     entry = {"grade": grade, "fingerprint": key.hex() if key else None}
                     _store(ctx, "split_grade", parts, entry | {"functions": sorted(started)})
@@ -282,11 +337,14 @@ def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None
                 found = _cached(ctx, "grade", parts, _bool)
                 if found is None:
                     found = adapter.grade(task)
+                    _tally(ctx, "computed", "grade")
                     _store(ctx, "grade", parts, found)
                 ctx.grades[(name, task)] = found
     if ctx.skip_by_coverage:
+        _step("coverage: what each original tool's runs start")
         complete_coverage(ctx, pairs, keys, names, cached, path)
     if ctx.setup is not None and ctx.setup.hits:
+        _step("warming what every pair inherits (one run of each kind per tool)")
         _warm_up(ctx, keys)
 
 
@@ -451,8 +509,11 @@ def complete_coverage(
             record = _cached(ctx, "coverage", parts, ToolCoverage.model_validate)
             if record is None or not record.covers(names[name].packages, wanted):
                 record = _record(ctx, name, tool, names[name], wanted)
+                _tally(ctx, "computed", "coverage")
                 _store(ctx, "coverage", parts, record.model_dump(mode="json"))
             cached["tools"][f"{name}:{tool}"] = record.model_dump(mode="json")
+        else:
+            _tally(ctx, "from_run_folder", "coverage")
         ctx.coverage[(name, tool)] = record
     for (name, task), started in ctx.evaluations.items():
         packages = sorted(names[name].packages) if name in names else []

@@ -6,6 +6,10 @@ time since the first one, so set-up (targets, baselines, a cluster starting) is 
 Outside a terminal (a CI log, `nohup`, a pipe) rich draws no bar until the run ends, so an
 hour's run would say nothing for an hour; there the same numbers are printed as a plain line
 when scoring starts, every `PLAIN_EVERY_SECONDS` after, and when the last pair is recorded.
+
+Before the first pair, a line per step of the set-up (`step`: the targets loaded and the
+freeze verified, then each kind of the original tools' set-up and where it came from), in
+a terminal and out of one: a run can spend from seconds to minutes there.
 """
 
 from __future__ import annotations
@@ -94,6 +98,11 @@ class RunProgress:
             return
         self.task = self.progress.add_task("pairs", total=total, completed=done, counts="")
         self.progress.start()
+
+    def step(self, text: str) -> None:
+        """A line on the run's set-up (`harness.setup`'s log: the freeze verified, the
+        original tools prepared), above the bar in a terminal."""
+        self._line(f"set-up: {text}")
 
     def _counts(self) -> str:
         return " ".join(f"{k}={v}" for k, v in sorted(self.counts.items()))

@@ -24,10 +24,11 @@ import platform
 import shutil
 import signal
 import sys
+import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,7 @@ from harness.execution.ledger import (
     read_rows,
 )
 from harness.execution.pair_scoring import (  # all but _write_json re-exported: old import path
+    SETUP_LOG,
     Executor,
     PairOutcome,
     RunContext,
@@ -102,10 +104,25 @@ def prepare(plan_path: Path, post_hoc: bool) -> tuple[Plan, Path, str, bool, Ver
 
     plan = load_plan(plan_path)
     root = project_root(plan_path)
+    began = time.monotonic()
     # the schema and the operators hold for a post-hoc run too: it waives the freeze only
     check_plan(plan, str(plan_path), {name: load_target(name) for name in plan.targets()})
+    count, loaded = len(plan.targets()), time.monotonic()
+    SETUP_LOG.info(
+        "%d target%s loaded in %.1f s; verifying the freeze (every file it hashes read again)",
+        count,
+        "" if count == 1 else "s",
+        loaded - began,
+    )
     check = verified_inputs(plan_path, plan, root)
+    files = sum(len(group) for group in check.hashes.values())
     if not check.problems:
+        SETUP_LOG.info(
+            "freeze %s verified: %s files in %.1f s",
+            check.record.freeze_id,
+            f"{files:,}",
+            time.monotonic() - loaded,
+        )
         return plan, root, check.record.freeze_id, False, check
     if not post_hoc:
         raise UserError(check.problems)
@@ -256,6 +273,9 @@ def execute(
             earlier = _read_json(folder / "run.json")
             started_at = earlier.get("started_at") or now
             resumed_at = [*earlier.get("resumed_at", []), now] if earlier else []
+            # one entry per start (the first, then each resume): what its set-up took from
+            # the freeze's set-up cache, from this folder, or computed, and in how long
+            setup: list[dict[str, Any]] = list(earlier.get("setup", []))
             manifest = {
                 "plan": plan.name,
                 "run": run_id,
@@ -273,6 +293,7 @@ def execute(
                 "package_versions": check.packages,
                 "freeze_record": _first_freeze_record(folder, found),
                 "warnings": warnings,
+                "setup": setup,
                 "pairs_total": len(corpus.pairs),
                 "memory_limit_mb": plan.memory_limit_mb,  # a worker past it: a crash
                 # what a whole ledger holds: the drawn pair ids (and, once ended, its digest)
@@ -288,6 +309,12 @@ def execute(
                 "pools": [p.model_dump(mode="json") for p in corpus.pools],
             }
             _write_json(folder / "run.json", manifest)
+
+            def prepared(summary: dict[str, Any]) -> None:  # kept if the run is stopped
+                setup.append({"started_at": now, **summary})
+                _write_json(folder / "run.json", manifest)
+
+            job = replace(job, on_prepared=prepared)
             by_id = {p.pair_id: p for p in corpus.pairs}
             scored = 0
             with LedgerWriter(folder / "ledger.jsonl") as ledger:
