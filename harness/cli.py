@@ -418,7 +418,10 @@ class _StepHandler(logging.Handler):
         self.progress = progress
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.progress.step(record.getMessage())
+        try:
+            self.progress.step(record.getMessage())
+        except Exception:  # a line that cannot be printed must not stop the run
+            self.handleError(record)
 
 
 @contextlib.contextmanager

@@ -123,3 +123,16 @@ def test_set_up_steps_are_lines_in_a_terminal_and_out_of_one(terminal):
     assert "after the run" not in text
     assert seen == ["after the run"]
     assert SETUP_LOG.propagate and SETUP_LOG.level == logging.NOTSET
+
+
+def test_a_set_up_line_that_cannot_be_printed_does_not_stop_the_run(capsys):
+    from harness.cli import _setup_lines
+    from harness.execution.pair_scoring import SETUP_LOG
+
+    class Broken(RunProgress):
+        def step(self, text: str) -> None:
+            raise BrokenPipeError("stderr closed")
+
+    with _setup_lines(Broken(Console(file=io.StringIO()))):
+        SETUP_LOG.info("freeze %s verified", "abc")  # reported by logging, not raised
+    assert "BrokenPipeError" in capsys.readouterr().err
