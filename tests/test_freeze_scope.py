@@ -187,3 +187,31 @@ def test_a_file_changed_between_two_computations_is_read_again(tmp_path):
     fresh = FileReads()  # the next computation reads the files as they are now
     assert fresh.sha256(tmp_path / "a.py") == hashlib.sha256(b"x = 2\n").hexdigest()
     assert package_files(tmp_path, (), fresh) == [tmp_path / "a.py", tmp_path / "b.yaml"]
+
+
+def test_one_walk_serves_callers_that_skip_different_folders(tmp_path):
+    """The walk is remembered by folder alone; each caller's skipped folders are applied to
+    it afresh, so one target's contracts folder never leaves another target's files out."""
+    from harness.execution.scope import FileReads, package_files
+
+    for name in ("pkg/a.py", "pkg/contracts/one/c.yaml", "pkg/contracts/two/d.yaml"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(name)
+    folder = tmp_path / "pkg"
+    one, two = folder / "contracts" / "one", folder / "contracts" / "two"
+    reads = FileReads()
+    walked: list[Path] = []
+    original = reads.walk
+
+    def counted(path: Path) -> list[Path]:
+        walked.append(path)
+        return original(path)
+
+    reads.walk = counted  # type: ignore[method-assign]
+    assert package_files(folder, [one], reads) == [folder / "a.py", two / "d.yaml"]
+    assert package_files(folder, [two], reads) == [folder / "a.py", one / "c.yaml"]
+    assert package_files(folder, (), reads) == [folder / "a.py", one / "c.yaml", two / "d.yaml"]
+    # the same answers as a fresh computation for each, from one walk of the folder
+    for skip in ([one], [two], []):
+        assert package_files(folder, skip, reads) == package_files(folder, skip)
+    assert len(walked) == 6 and len(reads._walks) == 1
