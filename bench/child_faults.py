@@ -12,8 +12,8 @@ its minor page faults (`getrusage`). The first scoring pays what every real pair
 each page of the parent's heap it writes to (a reference count is a write) is copied on
 first touch. The second, on pages the first already copied, is what the same work costs in
 a warm process. Per target family: the mean of each, and the first over the second. Prints
-the load average; writes results/bench/child-faults-<date>.json and .md. Runs under
-PYTHONHASHSEED=0 unless a seed is set, as `harness` does.
+the load average; writes results/bench/child-faults-<date>.json and .md. Runs itself again
+under PYTHONHASHSEED=0 unless a seed is set, as `harness` does (`harness.cli.fixed_hash_seed`).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from typing import Any
 from common import RESULTS, today
 from throughput import bench_project
 
+from harness.cli import fixed_hash_seed
 from harness.execution.draw import DrawnPair
 from harness.execution.pair_scoring import RunContext, complete_context, new_context, score_pair
 from harness.execution.plan import load_plan
@@ -83,9 +84,7 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=30, help="mutants a target (seeded)")
     parser.add_argument("--seed", type=int, default=20261130)
     args = parser.parse_args()
-    os.environ.setdefault("PYTHONHASHSEED", "0")
-    if os.environ["PYTHONHASHSEED"] == "random":
-        raise SystemExit("set PYTHONHASHSEED to a number: rows depend on it")
+    fixed_hash_seed()
     targets = args.targets.split(",")
     report: dict[str, Any] = {"date": today(), "targets": targets, "limit": args.limit}
     print(f"load average at the start: {load()} on {os.cpu_count()} CPUs", flush=True)
