@@ -208,3 +208,76 @@ def test_observations_that_are_not_json_are_scored_but_not_cached(tmp_path, monk
         observed = [{"post": state, "after_reset": {}}]
         pair_scoring._store(ctx, "observations", {"t": 1}, observed, _shared_observations)
     assert ctx.setup.stored == {} and not (tmp_path / "cache").exists()
+
+
+# The order in which the parent warms tools and forks pairs' children, in a fresh
+# interpreter (as RESUME): `executors.warm_for` runs just before each child is forked.
+WARM_ORDER = """
+import json, sys
+from pathlib import Path
+import harness.execution.executors as executors
+import harness.execution.pair_scoring as pair_scoring
+from harness.execution.runner import execute
+forks, warmed = [], []
+original_warm_for, original_warm_up = executors.warm_for, pair_scoring._warm_up
+def warm_for(ctx, pair):
+    ran = original_warm_for(ctx, pair)
+    forks.append([pair.mutant.target, pair.tool, ran])
+    return ran
+def warm_up(ctx, keys):
+    warmed.append([list(key) for key in keys])
+    return original_warm_up(ctx, keys)
+executors.warm_for, pair_scoring._warm_up = warm_for, warm_up
+execute(Path(sys.argv[1]), workers=int(sys.argv[2]))
+print(json.dumps({"forks": forks, "warmed": warmed}))
+"""
+
+
+def _warm_order(root: Path, workers: int) -> dict:
+    done = subprocess.run(
+        [sys.executable, "-c", WARM_ORDER, str(root / "plans" / "small.yaml"), str(workers)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONHASHSEED": "0"},
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_a_cached_run_warms_each_tool_just_before_its_first_child(cached_project) -> None:
+    """After a cached set-up the parent warms a tool when the first child that scores one
+    of its pairs is about to be forked, not every tool before the first pair; each tool
+    once, at the same fork whatever the worker count, and the rows are those of a run that
+    computed its set-up (which leaves every tool warm and warms nothing)."""
+    root, rows = cached_project
+    seen = {}
+    for workers in (1, 2):
+        shutil.rmtree(root / "results" / "small")
+        seen[workers] = _warm_order(root, workers)
+        assert comparable(ledger(root)) == rows
+    assert seen[1] == seen[2]
+    forks, warmed = seen[1]["forks"], seen[1]["warmed"]
+    tools = list(dict.fromkeys((target, tool) for target, tool, _ in forks))
+    assert len(tools) >= 2, "the plan's children must score more than one tool"
+    assert [(target, tool) for target, tool, ran in forks if ran] == tools  # first fork each
+    assert warmed == [[list(key)] for key in tools]  # one tool a warm-up
+    assert forks[0][2]  # the first child's tool, warmed before it alone
+
+    shutil.rmtree(root / "results")  # the set-up cache too: computed, so nothing to warm
+    uncached = _warm_order(root, 1)
+    assert uncached["warmed"] == [] and not any(ran for *_, ran in uncached["forks"])
+    assert len(uncached["forks"]) == len(forks)
+    assert comparable(ledger(root)) == rows
+
+
+def test_an_entry_that_does_not_serve_is_neither_taken_nor_refused(tmp_path) -> None:
+    """A sound coverage record narrower than the pairs need is recomputed: `get` gives None
+    and counts it nowhere, so run.json's `setup` counts it once, as computed."""
+    cache = SetupCache(tmp_path / "cache", "f")
+    cache.put("coverage", {"tool": "t"}, {"functions": ["a"]})
+    wide = cache.get("coverage", {"tool": "t"}, dict, lambda found: "b" in found["functions"])
+    assert wide is None and cache.hits == {} and cache.rejected == {}
+    assert cache.get("coverage", {"tool": "t"}, dict, lambda found: "a" in found["functions"])
+    assert cache.hits == {"coverage": 1}

@@ -18,7 +18,7 @@ import sys
 from harness.execution.dask_executor import BatchSpec, installed_mismatches, send
 from harness.execution.executors import score_pairs
 from harness.execution.isolation import die_with_parent
-from harness.execution.pair_scoring import complete_context, new_context, warm_up
+from harness.execution.pair_scoring import complete_context, new_context
 
 
 def main() -> None:
@@ -42,6 +42,7 @@ def main() -> None:
     )
     if spec.prepared is not None:
         spec.prepared.into(ctx)
+        ctx.cold = True  # what preparing it here would have left warm: before each fork
     send(answers, ("ready", None))
     while True:
         try:
@@ -50,8 +51,6 @@ def main() -> None:
             return
         if spec.prepared is None:  # a client that sends no set-up: prepared here, per batch
             complete_context(ctx, pairs, None)
-        else:  # what preparing it here would have left warm for the forked pairs
-            warm_up(ctx, pairs)
         score_pairs(ctx, pairs, 1, lambda outcome: send(answers, ("outcome", outcome)))
         send(answers, ("done", None))
 

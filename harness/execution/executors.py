@@ -9,16 +9,19 @@ to the ledger (the single writer).
   mutated function (`harness.execution.coverage`) is scored here, without a child. Before
   the first fork the prepared objects are moved out of the garbage collector's reach
   (`gc.freeze`): a collection in a child would otherwise touch, and so copy, every page of
-  the parent's heap. One child is forked ahead of need (the *spare*): it isolates itself
-  and waits for its pair on a pipe, so the fork (30 ms from a 600 MiB parent) runs while the
-  previous pair is scored instead of before the next. The child applies the mutant in memory, runs
-  the frozen checker and the liveness corpus, and sends back the row's fields; it never
-  writes. A child past the plan's timeout is killed (`timeout`); a child that dies without
-  answering, or whose mutant raises SystemExit or another BaseException, is a `crash`
+  the parent's heap. After a set-up read from the freeze's cache, each tool is warmed here
+  just before the first child that scores one of its pairs is forked
+  (`pair_scoring.warm_for`), and what that left is frozen too. One child is forked ahead of
+  need (the *spare*): it isolates itself and waits for its pair on a pipe, so the fork
+  (30 ms from a 600 MiB parent) runs while the previous pair is scored instead of before
+  the next. The child applies the mutant in memory, runs the frozen checker and the
+  liveness corpus, and sends back the row's fields; it never writes. A child past the
+  plan's timeout is killed (`timeout`); a child that dies without answering, or whose
+  mutant raises SystemExit or another BaseException, is a `crash`
   (unless it died past the timeout: its own backstop ended it, a `timeout`). No child
   outlives this process (`isolation`: parent-death signal, own wall and CPU limits).
-  Forking every pair from the same prepared state makes rows independent of the worker
-  count and of the order in which pairs finish.
+  Forking every pair from a state that depends on the pairs before it alone makes rows
+  independent of the worker count and of the order in which pairs finish.
 - `dask` (`harness.execution.dask_executor`): batches of pairs on a Dask cluster, each
   scored by `score_pairs` in an isolated process on the worker, from the context this
   process prepared once for the whole run (`PreparedSetup`: coverage reuse included).
@@ -63,6 +66,7 @@ from harness.execution.pair_scoring import (
     prepared_context,
     score_pair,
     score_unexecuted,
+    warm_for,
 )
 
 _FORK = multiprocessing.get_context("fork")
@@ -149,16 +153,21 @@ def score_pairs(
     is scored. A child that answered is reaped later, not waited for: the end of a process
     forked from a large parent (unmapping its share of the parent's pages) takes as long as
     the fork itself, and the next pair's child starts meanwhile. Its scratch folder and any
-    orphan it left are cleared once it is gone. Every child is forked from the same state
-    (`ctx` is not changed while pairs are scored), so a spare forked early scores its pair as
-    one forked late would; a spare is forked only when the next pair needs a child, so each
-    child is forked after every pair before its own that was scored here."""
+    orphan it left are cleared once it is gone. Every child is forked from a state that
+    depends on the pairs before its own alone (`ctx`'s outcomes are not changed while pairs
+    are scored; a cold context warms a pair's tool before forking its child, `warm_for`),
+    so a spare forked early scores its pair as one forked late would; a spare is forked only
+    when the next pair needs a child, so each child is forked after every pair before its
+    own that was scored here."""
     todo = deque(pairs)
     running: dict[Connection, tuple[Any, DrawnPair, float, str]] = {}
     ending: list[Any] = []  # children that answered and are exiting
     spare: tuple[Any, Connection, Connection] | None = None  # process, its jobs, its answer
 
-    def fork() -> tuple[Any, Connection, Connection]:
+    def fork(pair: DrawnPair) -> tuple[Any, Connection, Connection]:
+        """A child for `pair`, forked once its tool is warm (`warm_for`)."""
+        if warm_for(ctx, pair):
+            gc.freeze()  # what the warm-up left, out of the collector's reach as the rest
         jobs_in, jobs = _FORK.Pipe(duplex=False)
         answer, send = _FORK.Pipe(duplex=False)
         process = _FORK.Process(
@@ -204,7 +213,7 @@ def score_pairs(
         """Give `pair` to the spare (forking one if there is none, or another if it died)."""
         nonlocal spare
         for _ in range(2):
-            process, jobs, answer = spare if spare is not None else fork()
+            process, jobs, answer = spare if spare is not None else fork(pair)
             spare = None
             # the pair's clock starts before the child's own backstop is set
             began, started = time.monotonic(), datetime.now(UTC).isoformat(timespec="seconds")
@@ -245,7 +254,7 @@ def score_pairs(
                 # forked while the pairs just handed out are scored, and only for the very
                 # next pair: a pair scored here first (which defines its mutant here) would
                 # otherwise reach a child forked before it or after it depending on workers
-                spare = fork()
+                spare = fork(todo[0])
             for conn in wait(list(running), timeout=0.05):
                 try:
                     kind, payload = conn.recv()

@@ -164,7 +164,7 @@ def current_inputs(
     """(hashes by group, target versions) as the inputs are now."""
     hashes: dict[str, dict[str, str]] = {}
     hashes["plan"] = {_rel(plan_path, root): sha256_file(plan_path)}
-    reads = FileReads()  # each file read once, however many groups name it
+    reads = FileReads()  # each installed file read once, however many targets name it
     installed, versions = installed_inputs(plan, reads)
     hashes.update(installed)
     corpus = corpus_dir(root, plan)

@@ -87,6 +87,9 @@ class RunContext:
     evaluations: dict[tuple[str, str], frozenset[str] | None] = field(default_factory=dict)
     reuse: dict[str, Reuse] = field(default_factory=dict)  # pair id -> runs taken from the original
     setup: SetupCache | None = None  # the freeze's set-up cache (`harness.execution.setup_cache`)
+    # set-up read, not computed, in this process: each tool is warmed before the first child
+    # that scores one of its pairs is forked (`warm_for`)
+    cold: bool = False
     warmed: set[tuple[str, str]] = field(default_factory=set)  # (target, tool) by `_warm_up`
 
     def checker_label(self) -> str:
@@ -344,20 +347,29 @@ def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None
         _step("coverage: what each original tool's runs start")
         complete_coverage(ctx, pairs, keys, names, cached, path)
     if ctx.setup is not None and ctx.setup.hits:
-        _step("warming what every pair inherits (one run of each kind per tool)")
-        _warm_up(ctx, keys)
+        ctx.cold = True  # warmed tool by tool as the pairs reach their children
 
 
-def warm_up(ctx: RunContext, pairs: list[DrawnPair]) -> None:
-    """`_warm_up` for the tools of `pairs`: in a process whose set-up was computed elsewhere
-    (a Dask batch host)."""
-    _warm_up(ctx, list(dict.fromkeys((p.mutant.target, p.tool) for p in pairs)))
+def warm_for(ctx: RunContext, pair: DrawnPair) -> bool:
+    """Before forking the child that scores `pair`, in a process whose set-up was read (from
+    the freeze's set-up cache, or the Dask client's) rather than computed: `_warm_up` for
+    the pair's tool, once. True when it ran. Warming each tool as its first pair reaches a
+    child, instead of every tool before the first pair, puts the first row of a cached run
+    after one tool's warm-up, and the others' run while earlier pairs are scored. A child
+    is forked for the pairs in their order whatever the worker count, so each is forked
+    with the same tools warmed; and the warm-up changes no outcome (a run whose set-up is
+    computed, which warms every tool first, scores the same rows)."""
+    key = (pair.mutant.target, pair.tool)
+    if not ctx.cold or key in ctx.warmed:
+        return False
+    _warm_up(ctx, [key])
+    return True
 
 
 def _warm_up(ctx: RunContext, keys: list[tuple[str, str]]) -> None:
     """After a set-up taken from the cache (or from the Dask client), what computing it
-    would have left warm in this process for every forked pair to inherit, at the cost of
-    one run of each kind: the checker's run of one tool per target (its compiled
+    would have left warm in this process for the forked pairs of `keys` to inherit, at the
+    cost of one run of each kind: the checker's run of one tool per target (its compiled
     contracts), the first liveness call of each tool, and one grader task per target (its
     suite's data). Without it each pair paid them itself (bench/overhead.py)."""
     warmed = {name for name, _ in ctx.warmed}
@@ -385,13 +397,18 @@ COVERAGE = "coverage.json"
 
 
 def _cached(
-    ctx: RunContext, kind: str, parts: dict[str, Any], decode: Callable[[Any], T]
+    ctx: RunContext,
+    kind: str,
+    parts: dict[str, Any],
+    decode: Callable[[Any], T],
+    serves: Callable[[T], bool] | None = None,
 ) -> T | None:
-    """The set-up cache's verified entry, when the context has a cache and may trust one:
-    only under a fixed hash seed are the original's outcomes the same in another process."""
+    """The set-up cache's verified entry (one that `serves`, when given), when the context
+    has a cache and may trust one: only under a fixed hash seed are the original's outcomes
+    the same in another process."""
     if ctx.setup is None or not _hash_seed_fixed():
         return None
-    return ctx.setup.get(kind, _process_parts(parts), decode)
+    return ctx.setup.get(kind, _process_parts(parts), decode, serves)
 
 
 def _store(
@@ -506,8 +523,16 @@ def complete_coverage(
         record = None if known is None else ToolCoverage.model_validate(known)
         if record is None or not record.covers(names[name].packages, wanted):
             parts = {"checker": ctx.checker_label(), "target": name, "tool": tool}
-            record = _cached(ctx, "coverage", parts, ToolCoverage.model_validate)
-            if record is None or not record.covers(names[name].packages, wanted):
+            record = _cached(
+                ctx,
+                "coverage",
+                parts,
+                ToolCoverage.model_validate,
+                lambda found, packages=names[name].packages, wanted=wanted: found.covers(
+                    packages, wanted
+                ),
+            )
+            if record is None:
                 record = _record(ctx, name, tool, names[name], wanted)
                 _tally(ctx, "computed", "coverage")
                 _store(ctx, "coverage", parts, record.model_dump(mode="json"))

@@ -115,12 +115,12 @@ def prepare(plan_path: Path, post_hoc: bool) -> tuple[Plan, Path, str, bool, Ver
         loaded - began,
     )
     check = verified_inputs(plan_path, plan, root)
-    files = sum(len(group) for group in check.hashes.values())
+    hashes = sum(len(group) for group in check.hashes.values())  # a shared file once a target
     if not check.problems:
         SETUP_LOG.info(
-            "freeze %s verified: %s files in %.1f s",
+            "freeze %s verified: %s hashes in %.1f s",
             check.record.freeze_id,
-            f"{files:,}",
+            f"{hashes:,}",
             time.monotonic() - loaded,
         )
         return plan, root, check.record.freeze_id, False, check

@@ -91,8 +91,16 @@ class SetupCache:
         digest = hashlib.sha256(_canonical(self._key(kind, parts))).hexdigest()
         return self.folder / f"{kind}-{digest[:40]}.json"
 
-    def get(self, kind: str, parts: dict[str, Any], decode: Callable[[Any], T]) -> T | None:
-        """The verified entry decoded, or None (absent, or refused with a line on stderr)."""
+    def get(
+        self,
+        kind: str,
+        parts: dict[str, Any],
+        decode: Callable[[Any], T],
+        serves: Callable[[T], bool] | None = None,
+    ) -> T | None:
+        """The verified entry decoded, or None (absent, or refused with a line on stderr, or
+        sound but not one that `serves` the caller: a coverage record narrower than the
+        pairs need, neither taken nor refused, so counted nowhere)."""
         path = self.path(kind, parts)
         try:
             data = path.read_bytes()
@@ -111,6 +119,8 @@ class SetupCache:
             value = decode(json.loads(body))
         except Exception as exc:  # not JSON, no value, or a value that no longer decodes
             return self._refuse(kind, path, f"does not decode ({type(exc).__name__})")
+        if serves is not None and not serves(value):
+            return None
         self.tally(self.hits, kind)
         return value
 
