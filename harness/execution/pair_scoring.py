@@ -60,7 +60,7 @@ from harness.execution.plan import Plan
 from harness.execution.recorded_calls import attach_probes
 from harness.execution.run_folder import read_verified_json, record_digest
 from harness.execution.setup_cache import SetupCache, calls_digest, shared, unshared
-from harness.targets.adapter import GraderAdapter, SplitGrader
+from harness.targets.adapter import GraderAdapter, SplitGrader, splits
 from harness.targets.registry import Target, load_target
 
 T = TypeVar("T")
@@ -319,7 +319,7 @@ def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None
         for task in _grader_tasks(adapter, tool):
             if (name, task) in ctx.grades:
                 continue
-            if ctx.skip_by_coverage and isinstance(adapter, SplitGrader):
+            if ctx.skip_by_coverage and splits(adapter):
                 parts = {"target": name, "task": task, "packages": sorted(names[name].packages)}
                 split = _cached(ctx, "split_grade", parts, _split_entry)
                 if split is None:
@@ -730,7 +730,7 @@ def grader_verdict(
         original = ctx.grades[(target.name, task)]
         if index < reuse.grades:
             verdict, reused = original, reused + 1
-        elif task in reuse.evaluations and isinstance(adapter, SplitGrader):
+        elif task in reuse.evaluations and splits(adapter):
             verdict, same = _evaluated(ctx, adapter, target.name, task)
             reused += same
         else:

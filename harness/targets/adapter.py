@@ -197,3 +197,12 @@ class SplitGrader(Protocol):
     def evaluate(self, task: str, inputs: tuple[Any, ...]) -> bool:
         """The task's own verdict on what `replay` returned."""
         ...
+
+
+def splits(adapter: Any) -> bool:
+    """Whether coverage-guided scoring grades `adapter`'s tasks split (`SplitGrader`):
+    replayed with the mutant, evaluated only when what the evaluation reads differs. An
+    adapter that implements the split but whose evaluation costs less than the copy of its
+    inputs a replay takes sets `split_grading = False`, and its tasks are graded whole (the
+    same verdicts: `grade(t)` is `evaluate(t, replay(t))`)."""
+    return isinstance(adapter, SplitGrader) and getattr(adapter, "split_grading", True)

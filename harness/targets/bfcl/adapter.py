@@ -81,6 +81,11 @@ class BfclAdapter:
     # Which grader arm `grader_tasks` names (grader.py): "shipped", BFCL's checker as it
     # ships (differential), or "expected", against the unmutated classes.
     grader_arm = "shipped"
+    # Graded whole even with coverage-guided scoring (`adapter.splits`): a task's evaluation
+    # (BFCL's state and response checks, 0.3 ms) costs far less than the copies of every
+    # turn's instances its replay takes to feed it, so replay and fingerprint (6 ms) cost
+    # twice a whole grade (2.8 ms; bfcl-travel, bench/bfcl_split.py).
+    split_grading = False
 
     def __init__(self, slug: str):
         if slug not in CLASSES:
