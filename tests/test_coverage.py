@@ -413,3 +413,57 @@ def test_a_pair_taken_wholly_from_the_original_scores_as_if_it_had_run(tmp_path:
         exclude={"skipped_by_coverage", "reused_runs"}
     )
     assert run.status.value == "missed" and run.live is False
+
+
+class _Grader:
+    """A split grader that counts what it ran; `split_grading` as the class says."""
+
+    def __init__(self, split_grading: bool | None) -> None:
+        if split_grading is not None:
+            self.split_grading = split_grading
+        self.ran: list[str] = []
+
+    def grader_tasks(self, tool: str) -> list[str]:
+        return ["t1", "t2"]
+
+    def grade(self, task: str) -> bool:
+        self.ran.append(f"grade {task}")
+        return True
+
+    def replay(self, task: str) -> tuple:
+        self.ran.append(f"replay {task}")
+        return (task,)
+
+    def evaluate(self, task: str, inputs: tuple) -> bool:
+        self.ran.append(f"evaluate {task}")
+        return True
+
+
+def test_an_adapter_that_opts_out_of_split_grading_is_graded_whole() -> None:
+    """`split_grading = False` (bench/split_grading.py says when): a task named for reuse on
+    equal inputs is graded whole, never replayed apart; by default a SplitGrader splits, and
+    on equal inputs takes the original's verdict without evaluating."""
+    from types import SimpleNamespace
+
+    from harness.execution.coverage import ClockWindow, Reuse, fingerprint
+    from harness.execution.pair_scoring import grader_verdict
+    from harness.targets.adapter import SplitGrader, splits
+
+    reuse = Reuse(0, 0, frozenset({"t1", "t2"}), False)
+    for flag, ran in (
+        (False, ["grade t1", "grade t2"]),
+        (None, ["replay t1", "replay t2"]),
+        (True, ["replay t1", "replay t2"]),
+    ):
+        adapter = _Grader(flag)
+        assert isinstance(adapter, SplitGrader) and splits(adapter) is (flag is not False)
+        keys = {}
+        for task in ("t1", "t2"):
+            inputs, window = ClockWindow.around(lambda task=task: (task,))
+            keys[("x", task)] = fingerprint(inputs, window)
+        ctx = SimpleNamespace(grades={("x", "t1"): True, ("x", "t2"): True}, evaluation_keys=keys)
+        target = SimpleNamespace(name="x", adapter=adapter)
+        caught, changed, reused = grader_verdict(ctx, target, "tool", reuse)
+        assert (caught, changed) == (False, [])
+        assert adapter.ran == ran and reused == (0 if flag is False else 2)
+    assert not splits(SimpleNamespace(grade=lambda task: True))  # no split at all
