@@ -9,8 +9,8 @@ the mutant and comparing the fingerprint of what the evaluation reads with the o
 it evaluates only when they differ (`pair_scoring._evaluated`). That costs a replay and a
 fingerprint where a whole grade costs a replay and an evaluation, so it pays only where the
 evaluation costs more than the fingerprint and whatever the split replay copies to feed
-it. Per target (its first `--tasks` grader tasks, sorted; each timing the best of
-`--repeat` after one untimed pass): milliseconds a task for a whole `grade`, `replay`,
+it. Per target (its first `--tasks` grader tasks, sorted; each task graded once untimed
+first, then each timing the best of `--repeat`): milliseconds a task for a whole `grade`, `replay`,
 `fingerprint` and `evaluate`, and split / whole with the inputs equal (replay + fingerprint
 over grade: below 1 the split pays), beside whether the adapter splits
 (`harness.targets.adapter.splits`). Checks that the split gives the whole grade's verdict on
@@ -81,16 +81,20 @@ def measure(name: str, tasks: int, repeat: int) -> dict[str, Any] | None:
         if bool(verdict) != bool(whole):
             differ.append(task)
     ms = {k: round(1000 * v / max(len(chosen), 1), 3) for k, v in totals.items()}
-    split = (totals["replay"] + totals["fingerprint"]) / totals["grade"] if totals["grade"] else 0
+    split = (totals["replay"] + totals["fingerprint"]) / totals["grade"] if chosen else None
     return {
         "target": name,
         "tasks": len(chosen),
         "of": len(found),
         "ms_a_task": ms,
-        "split_over_whole_inputs_equal": round(split, 2),
+        "split_over_whole_inputs_equal": None if split is None else round(split, 2),
         "splits": splits(adapter),
         "verdicts_differ": differ,
     }
+
+
+def _ratio(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
 
 
 def main() -> int:
@@ -116,7 +120,8 @@ def main() -> int:
         say(
             f"{name:<22} {entry['tasks']:>4} of {entry['of']:<3} {ms['grade']:8.2f} "
             f"{ms['replay']:8.2f} {ms['fingerprint']:9.2f} {ms['evaluate']:8.2f} "
-            f"{entry['split_over_whole_inputs_equal']:11.2f}  {'yes' if entry['splits'] else 'no'}"
+            f"{_ratio(entry['split_over_whole_inputs_equal']):>11}  "
+            f"{'yes' if entry['splits'] else 'no'}"
             f"; load {load()}"
         )
         if entry["verdicts_differ"]:

@@ -210,32 +210,57 @@ def test_observations_that_are_not_json_are_scored_but_not_cached(tmp_path, monk
     assert ctx.setup.stored == {} and not (tmp_path / "cache").exists()
 
 
-# The order in which the parent warms tools and forks pairs' children, in a fresh
-# interpreter (as RESUME): `executors.warm_for` runs just before each child is forked.
+TWO_TARGETS = """
+schema_version: 1
+name: two
+description: two targets, for the order of warm-ups after a cached set-up
+seed: 7
+timeout_seconds: 30
+liveness_probes_per_tool: 4
+arms:
+  - name: toy
+    kind: closed_world
+    target: toy_domain
+    tools: [deposit, transfer]
+    operators: [M-PRECOND, M-IGNARG]
+    draw_per_operator: 2
+  - name: banking
+    kind: open_world
+    target: agentdojo-banking
+    tools: [update_scheduled_transaction]
+    operators: ["CR-core/ReplaceComparisonOperator_Eq_NotEq", "CR-core/NumberReplacer"]
+    draw_per_operator: 2
+"""
+
+# What the runner's process does, in order, in a fresh interpreter (as RESUME): each fork
+# (an at-fork hook), each target warmed, each row and whether a child scored it.
 WARM_ORDER = """
-import json, sys
+import json, os, sys
 from pathlib import Path
 import harness.execution.executors as executors
 import harness.execution.pair_scoring as pair_scoring
 from harness.execution.runner import execute
-forks, warmed = [], []
-original_warm_for, original_warm_up = executors.warm_for, pair_scoring._warm_up
-def warm_for(ctx, pair):
-    ran = original_warm_for(ctx, pair)
-    forks.append([pair.mutant.target, pair.tool, ran])
-    return ran
+events = []
+os.register_at_fork(before=lambda: events.append(["fork"]))
+original_warm_up, original_score_pairs = pair_scoring._warm_up, executors.score_pairs
 def warm_up(ctx, keys):
-    warmed.append([list(key) for key in keys])
+    events.append(["warm", sorted({name for name, _ in keys})])
     return original_warm_up(ctx, keys)
-executors.warm_for, pair_scoring._warm_up = warm_for, warm_up
+def score_pairs(ctx, pairs, workers, on_outcome):
+    here = {p.pair_id for p in pairs if getattr(ctx.reuse.get(p.pair_id), "everything", False)}
+    def counted(outcome):
+        events.append(["row", outcome.pair_id not in here])
+        return on_outcome(outcome)
+    return original_score_pairs(ctx, pairs, workers, counted)
+pair_scoring._warm_up, executors.score_pairs = warm_up, score_pairs
 execute(Path(sys.argv[1]), workers=int(sys.argv[2]))
-print(json.dumps({"forks": forks, "warmed": warmed}))
+print(json.dumps(events))
 """
 
 
-def _warm_order(root: Path, workers: int) -> dict:
+def _events(root: Path, workers: int) -> list[list]:
     done = subprocess.run(
-        [sys.executable, "-c", WARM_ORDER, str(root / "plans" / "small.yaml"), str(workers)],
+        [sys.executable, "-c", WARM_ORDER, str(root / "plans" / "two.yaml"), str(workers)],
         cwd=root,
         capture_output=True,
         text=True,
@@ -246,30 +271,56 @@ def _warm_order(root: Path, workers: int) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def test_a_cached_run_warms_each_tool_just_before_its_first_child(cached_project) -> None:
-    """After a cached set-up the parent warms a tool when the first child that scores one
-    of its pairs is about to be forked, not every tool before the first pair; each tool
-    once, at the same fork whatever the worker count, and the rows are those of a run that
-    computed its set-up (which leaves every tool warm and warms nothing)."""
-    root, rows = cached_project
-    seen = {}
+def test_a_cached_run_warms_each_target_before_its_first_child_with_no_pair_scored(
+    tmp_path,
+) -> None:
+    """After a cached set-up the runner warms a target just before forking the first child
+    that scores one of its pairs, not every target before the first pair, and only while
+    no child is scoring a pair (a warm-up takes seconds, and the runner must keep watching
+    its children's answers, timeouts and memory). Each target once, in the same order
+    whatever the worker count, with the rows of a run that computed its set-up (which
+    leaves every target warm, and warms nothing)."""
+    (tmp_path / "plans").mkdir()
+    (tmp_path / "plans" / "two.yaml").write_text(TWO_TARGETS)
+    for command in ("draw", "freeze"):
+        assert harness(command, "plans/two.yaml", cwd=tmp_path).returncode == 0
+    uncached = _events(tmp_path, 2)
+    rows = comparable(ledger(tmp_path, "two"))
+    assert not [e for e in uncached if e[0] == "warm"]
     for workers in (1, 2):
-        shutil.rmtree(root / "results" / "small")
-        seen[workers] = _warm_order(root, workers)
-        assert comparable(ledger(root)) == rows
-    assert seen[1] == seen[2]
-    forks, warmed = seen[1]["forks"], seen[1]["warmed"]
-    tools = list(dict.fromkeys((target, tool) for target, tool, _ in forks))
-    assert len(tools) >= 2, "the plan's children must score more than one tool"
-    assert [(target, tool) for target, tool, ran in forks if ran] == tools  # first fork each
-    assert warmed == [[list(key)] for key in tools]  # one tool a warm-up
-    assert forks[0][2]  # the first child's tool, warmed before it alone
+        shutil.rmtree(tmp_path / "results" / "two")  # the set-up cache kept
+        events = _events(tmp_path, workers)
+        assert comparable(ledger(tmp_path, "two")) == rows
+        warms = [i for i, event in enumerate(events) if event[0] == "warm"]
+        assert [events[i][1] for i in warms] == [["toy_domain"], ["agentdojo-banking"]]
+        assert warms[0] == 0  # before the first fork
+        for i in warms:
+            assert events[i + 1] == ["fork"]  # the child its warm-up was for
+            forks = sum(1 for event in events[:i] if event == ["fork"])
+            assert forks == sum(1 for event in events[:i] if event == ["row", True])
 
-    shutil.rmtree(root / "results")  # the set-up cache too: computed, so nothing to warm
-    uncached = _warm_order(root, 1)
-    assert uncached["warmed"] == [] and not any(ran for *_, ran in uncached["forks"])
-    assert len(uncached["forks"]) == len(forks)
+
+def test_a_cached_coverage_record_too_narrow_is_counted_once_as_computed(
+    cached_project,
+) -> None:
+    """A sound coverage entry made for fewer sites than the pairs have is recomputed, and
+    run.json's `setup` counts it as computed only (it used to count it as read too)."""
+    root, rows = cached_project
+    path = _entries(root, "coverage")[0]
+    entry = _entry(path)
+    entry["value"]["sites"] = []  # made for no site: it serves none of this tool's pairs
+    value = json.dumps(entry["value"], sort_keys=True, separators=(",", ":"), allow_nan=False)
+    head = {"key": entry["key"], "sha256": hashlib.sha256(value.encode()).hexdigest()}
+    path.write_text(json.dumps(head, sort_keys=True, separators=(",", ":")) + "\n" + value + "\n")
+    shutil.rmtree(root / "results" / "small")
+    again = _run(root)
+    assert not refusals(again.stderr), again.stderr  # sound: never refused
     assert comparable(ledger(root)) == rows
+    (folder,) = (root / "results" / "small").iterdir()
+    (setup,) = json.loads((folder / "run.json").read_text())["setup"]
+    assert setup["computed"] == {"coverage": 1} and setup["stored"] == {"coverage": 1}
+    assert setup["from_cache"]["coverage"] == len(_entries(root, "coverage")) - 1
+    assert _entry(path)["value"]["sites"]  # rewritten for the sites its pairs have
 
 
 def test_an_entry_that_does_not_serve_is_neither_taken_nor_refused(tmp_path) -> None:

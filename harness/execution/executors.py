@@ -9,16 +9,16 @@ to the ledger (the single writer).
   mutated function (`harness.execution.coverage`) is scored here, without a child. Before
   the first fork the prepared objects are moved out of the garbage collector's reach
   (`gc.freeze`): a collection in a child would otherwise touch, and so copy, every page of
-  the parent's heap. After a set-up read from the freeze's cache, each tool is warmed here
-  just before the first child that scores one of its pairs is forked
-  (`pair_scoring.warm_for`), and what that left is frozen too. One child is forked ahead of
-  need (the *spare*): it isolates itself and waits for its pair on a pipe, so the fork
-  (30 ms from a 600 MiB parent) runs while the previous pair is scored instead of before
-  the next. The child applies the mutant in memory, runs the frozen checker and the
-  liveness corpus, and sends back the row's fields; it never writes. A child past the
+  the parent's heap. After a set-up read from the freeze's cache, each target is warmed
+  here just before the first child that scores one of its pairs is forked, once no pair is
+  being scored (`pair_scoring.warm_for`), and what that left is frozen too. One child is
+  forked ahead of need (the *spare*): it isolates itself and waits for its pair on a pipe,
+  so the fork (30 ms from a 600 MiB parent) runs while the previous pair is scored instead
+  of before the next. The child applies the mutant in memory, runs the frozen checker and
+  the liveness corpus, and sends back the row's fields; it never writes. A child past the
   plan's timeout is killed (`timeout`); a child that dies without answering, or whose
-  mutant raises SystemExit or another BaseException, is a `crash`
-  (unless it died past the timeout: its own backstop ended it, a `timeout`). No child
+  mutant raises SystemExit or another BaseException, is a `crash` (unless it died past the
+  timeout: its own backstop ended it, a `timeout`). No child
   outlives this process (`isolation`: parent-death signal, own wall and CPU limits).
   Forking every pair from a state that depends on the pairs before it alone makes rows
   independent of the worker count and of the order in which pairs finish.
@@ -63,6 +63,7 @@ from harness.execution.pair_scoring import (
     PairOutcome,
     RunContext,
     RunJob,
+    owes_warm_up,
     prepared_context,
     score_pair,
     score_unexecuted,
@@ -155,7 +156,8 @@ def score_pairs(
     the fork itself, and the next pair's child starts meanwhile. Its scratch folder and any
     orphan it left are cleared once it is gone. Every child is forked from a state that
     depends on the pairs before its own alone (`ctx`'s outcomes are not changed while pairs
-    are scored; a cold context warms a pair's tool before forking its child, `warm_for`),
+    are scored; a cold context warms a pair's target before forking its child, once no pair
+    is being scored, `warm_for`),
     so a spare forked early scores its pair as one forked late would; a spare is forked only
     when the next pair needs a child, so each child is forked after every pair before its
     own that was scored here."""
@@ -209,6 +211,12 @@ def score_pairs(
         reuse = ctx.reuse.get(pair.pair_id)
         return reuse is not None and reuse.everything
 
+    def ready(pair: DrawnPair) -> bool:
+        """False while `pair` needs its target warmed and pairs are being scored: a warm-up
+        runs the target here for up to seconds, and this loop must keep watching its
+        children (their answers, timeouts, memory), so it waits for them."""
+        return not running or not owes_warm_up(ctx, pair)
+
     def hand(pair: DrawnPair) -> None:
         """Give `pair` to the spare (forking one if there is none, or another if it died)."""
         nonlocal spare
@@ -242,15 +250,17 @@ def score_pairs(
     try:
         while todo or running:
             while todo and len(running) < workers:
-                pair = todo.popleft()
-                if in_parent(pair):
+                if in_parent(todo[0]):
+                    pair = todo.popleft()
                     began = time.monotonic()
                     started = datetime.now(UTC).isoformat(timespec="seconds")
                     score = score_unexecuted(ctx, pair)
                     on_outcome(PairOutcome(pair.pair_id, score, started, time.monotonic() - began))
                     continue
-                hand(pair)
-            if todo and spare is None and not in_parent(todo[0]):
+                if not ready(todo[0]):
+                    break
+                hand(todo.popleft())
+            if todo and spare is None and not in_parent(todo[0]) and ready(todo[0]):
                 # forked while the pairs just handed out are scored, and only for the very
                 # next pair: a pair scored here first (which defines its mutant here) would
                 # otherwise reach a child forked before it or after it depending on workers

@@ -350,19 +350,21 @@ def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None
         ctx.cold = True  # warmed tool by tool as the pairs reach their children
 
 
+def owes_warm_up(ctx: RunContext, pair: DrawnPair) -> bool:
+    """Whether `pair`'s target must be warmed (`warm_for`) before a child scores the pair."""
+    return ctx.cold and (pair.mutant.target, pair.tool) not in ctx.warmed
+
+
 def warm_for(ctx: RunContext, pair: DrawnPair) -> bool:
-    """Before forking the child that scores `pair`, in a process whose set-up was read (from
-    the freeze's set-up cache, or the Dask client's) rather than computed: `_warm_up` for
-    the pair's tool, once. True when it ran. Warming each tool as its first pair reaches a
-    child, instead of every tool before the first pair, puts the first row of a cached run
-    after one tool's warm-up, and the others' run while earlier pairs are scored. A child
-    is forked for the pairs in their order whatever the worker count, so each is forked
-    with the same tools warmed; and the warm-up changes no outcome (a run whose set-up is
-    computed, which warms every tool first, scores the same rows)."""
-    key = (pair.mutant.target, pair.tool)
-    if not ctx.cold or key in ctx.warmed:
+    """`_warm_up` for every tool of `pair`'s target this context prepared, once, in a process
+    whose set-up was read (from the freeze's cache, or the Dask client's) rather than
+    computed; True when it ran. The executor calls it just before forking the pair's child
+    and while no pair is being scored (`executors.score_pairs`)."""
+    if not owes_warm_up(ctx, pair):
         return False
-    _warm_up(ctx, [key])
+    name = pair.mutant.target
+    tools = [key for key in ctx.baselines if key[0] == name] + [(name, pair.tool)]
+    _warm_up(ctx, list(dict.fromkeys(tools)))
     return True
 
 

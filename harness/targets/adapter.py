@@ -187,7 +187,8 @@ class SplitGrader(Protocol):
     """Optional, beside `GraderAdapter`: grading split into replaying a task and evaluating
     what the replay left, so that an evaluation whose inputs the mutant did not change need
     not run again (`harness.execution.coverage`). `grade(task)` must equal `evaluate(task,
-    replay(task))`, raising where either raises."""
+    replay(task))`, raising where either raises. Optional: a class attribute
+    `split_grading = False` has its tasks graded whole all the same (`splits`)."""
 
     def replay(self, task: str) -> tuple[Any, ...]:
         """Replay `task` with the tools as currently bound; return everything the evaluation
