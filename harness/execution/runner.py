@@ -115,7 +115,8 @@ def prepare(plan_path: Path, post_hoc: bool) -> tuple[Plan, Path, str, bool, Ver
         loaded - began,
     )
     check = verified_inputs(plan_path, plan, root)
-    hashes = sum(len(group) for group in check.hashes.values())  # a shared file once a target
+    # a file several targets share is hashed, and counted, once for each of them
+    hashes = sum(len(group) for group in check.hashes.values())
     if not check.problems:
         SETUP_LOG.info(
             "freeze %s verified: %s hashes in %.1f s",
