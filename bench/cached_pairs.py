@@ -27,7 +27,6 @@ import io
 import json
 import os
 import pstats
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -41,8 +40,6 @@ from throughput import bench_project
 
 import harness.execution.executors as executors
 from harness.cli import fixed_hash_seed
-from harness.execution.plan import load_plan
-from harness.execution.runner import execute
 
 LINES: list[str] = []
 
@@ -86,10 +83,8 @@ def top(folder: Path, count: int) -> dict[str, Any]:
 def profile_run(label: str, plan_path: Path, target: str, folder: Path) -> None:
     """One run of `plan_path` (set-up computed, or read from the cache) whose children
     profile `target`'s pairs into `folder`."""
-    results = plan_path.parent.parent / "results"
-    shutil.rmtree(results if label == "computed" else results / load_plan(plan_path).name)
     profiled_children(target, folder)
-    execute(plan_path, workers=1)
+    run(plan_path, fresh=label == "computed", workers=1)
 
 
 def main() -> int:
