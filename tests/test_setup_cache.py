@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -332,3 +333,102 @@ def test_an_entry_that_does_not_serve_is_neither_taken_nor_refused(tmp_path) -> 
     assert wide is None and cache.hits == {} and cache.rejected == {}
     assert cache.get("coverage", {"tool": "t"}, dict, lambda found: "a" in found["functions"])
     assert cache.hits == {"coverage": 1}
+
+
+RETAIL_CALL = {
+    "user_id": "ethan_garcia_1261",
+    "address1": "1 A St",
+    "address2": "",
+    "city": "X",
+    "state": "NY",
+    "country": "USA",
+    "zip": "10001",
+}
+
+
+def _shared_with(observations: list[dict], fresh: dict) -> list[tuple[str, str, str]]:
+    """(state, table, key) of every record of `observations` that is the very object of
+    the snapshot `fresh`."""
+    return [
+        (state, table, key)
+        for o in observations
+        for state in pair_scoring.STATE_FIELDS
+        for table, records in o[state].items()
+        if isinstance(records, dict)
+        for key, record in records.items()
+        if fresh.get(table, {}).get(key) is record
+    ]
+
+
+def test_cached_tau2_observations_share_the_fresh_records_as_computed_ones_do() -> None:
+    """tau2 snapshots share untouched records with the pristine database, and a comparison
+    takes a shared record as equal by identity. Observations read back from the cache are
+    copies: `_relinked` links each record equal to the fresh one back to it, as computed
+    observations are, and leaves the record the call changed a copy."""
+    pytest.importorskip("inspect_evals.tau2")
+    from harness.execution.liveness import observe
+    from harness.targets.registry import load_target
+
+    target = load_target("tau2-retail")
+    computed = observe(target.adapter, "modify_user_address", [RETAIL_CALL])
+    fresh = target.adapter.snapshot(target.adapter.fresh())
+    shared_computed = _shared_with(computed, fresh)
+    assert len(shared_computed) > 100  # every order, product and untouched user
+    stored = json.loads(json.dumps(_shared_observations(computed)))
+    decoded = pair_scoring._observations(stored)
+    assert decoded == computed and _shared_with(decoded, fresh) == []
+    relinked = pair_scoring._relinked(decoded, pair_scoring._pristine({}, target))
+    assert relinked == computed
+    assert _shared_with(relinked, fresh) == shared_computed
+    changed = relinked[0]["post"]["users"]["ethan_garcia_1261"]
+    assert changed["address"]["city"] == "X" and changed is not fresh["users"]["ethan_garcia_1261"]
+    assert _shared_with(decoded, fresh) == []  # what was read is left as it was
+    # the Dask host's copies (pickled by the client) are linked the same way
+    host = SimpleNamespace(targets={target.name: target})
+    prepared = pickle.loads(
+        pickle.dumps(
+            pair_scoring.PreparedSetup.of(
+                SimpleNamespace(
+                    baselines={},
+                    observations={(target.name, "modify_user_address"): computed},
+                    grades={},
+                    skip_by_coverage=False,
+                    evaluation_keys={},
+                    evaluations={},
+                    reuse={},
+                )
+            )
+        )
+    )
+    prepared.into(host)
+    assert _shared_with(host.observations[(target.name, "modify_user_address")], fresh) == (
+        shared_computed
+    )
+
+
+def test_a_record_that_differs_or_is_not_equal_to_itself_is_not_relinked() -> None:
+    """Only a record `canonical_equal` to the fresh one is replaced by it: a changed record,
+    an int where the fresh one has a float, a record holding NaN (never equal, so identity
+    must not make it so), a record the fresh state lacks, and anything but a table of
+    records stay as read; one decoded object at two keys is judged at each."""
+    fresh = {
+        ("t", "a"): {"x": 1},
+        ("t", "b"): {"x": 9},
+        ("t", "f"): {"x": 1.0},
+        ("t", "n"): {"x": float("nan")},
+    }
+    one = {"x": 1}
+    state = {
+        "t": {"a": one, "b": one, "f": {"x": 1}, "n": {"x": float("nan")}, "z": {"x": 0}},
+        "n": 3,
+    }
+    read = [{"success": True, "post": state, "after_reset": {"reset_error": "KeyError"}}]
+    (out,) = pair_scoring._relinked(read, fresh)
+    post = out["post"]
+    assert post["t"]["a"] is fresh[("t", "a")]
+    assert post["t"]["b"] is one and post["t"]["f"] is state["t"]["f"]
+    assert post["t"]["n"] is state["t"]["n"] and post["t"]["z"] is state["t"]["z"]
+    assert post["n"] == 3 and out["after_reset"] == {"reset_error": "KeyError"}
+    assert read[0]["post"]["t"]["a"] is one  # the observations read are not changed
+    toy = pair_scoring._relinked(read, {})  # an adapter whose snapshot has no tables
+    assert toy == read and toy[0]["post"]["t"]["a"] is one

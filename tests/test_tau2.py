@@ -4,6 +4,7 @@ points a new benchmark met (issue 19), each held by a test that can fail."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import typing
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
+from test_runner import comparable, ledger
 
 pytest.importorskip("inspect_evals.tau2")
 
@@ -271,9 +273,19 @@ def test_reduced_tau2_plan_end_to_end(tmp_path):
         assert done.returncode == 0, command + done.stdout + done.stderr
     (run,) = (tmp_path / "results" / "tau2_ci").iterdir()
     rows = [json.loads(line) for line in (run / "ledger.jsonl").read_text().splitlines()]
+    first = comparable(ledger(tmp_path, "tau2_ci"))
     assert {r["target"] for r in rows} == {"tau2-airline", "tau2-retail", "tau2-telecom"}
     assert all(r["grader_caught"] is not None for r in rows)
     assert any(r["status"] == "detected" for r in rows)
+    # a rerun takes its set-up from the freeze's cache (its observations relinked to the
+    # fresh records, `pair_scoring._relinked`) and scores the same rows
+    shutil.rmtree(tmp_path / "results" / "tau2_ci")
+    again = harness("run", "plans/tau2_ci.yaml", cwd=tmp_path)
+    assert again.returncode == 0, again.stdout + again.stderr
+    (run,) = (tmp_path / "results" / "tau2_ci").iterdir()
+    (setup,) = json.loads((run / "run.json").read_text())["setup"]
+    assert setup["computed"] == {} and setup["from_cache"]["observations"] == 3
+    assert comparable(ledger(tmp_path, "tau2_ci")) == first
 
 
 def test_new_contract_draft_warns_and_leaves_self_out():

@@ -61,6 +61,7 @@ from harness.execution.recorded_calls import attach_probes
 from harness.execution.run_folder import read_verified_json, record_digest
 from harness.execution.setup_cache import SetupCache, calls_digest, shared, unshared
 from harness.targets.adapter import GraderAdapter, SplitGrader, splits
+from harness.targets.equality import canonical_equal
 from harness.targets.registry import Target, load_target
 
 T = TypeVar("T")
@@ -87,8 +88,8 @@ class RunContext:
     evaluations: dict[tuple[str, str], frozenset[str] | None] = field(default_factory=dict)
     reuse: dict[str, Reuse] = field(default_factory=dict)  # pair id -> runs taken from the original
     setup: SetupCache | None = None  # the freeze's set-up cache (`harness.execution.setup_cache`)
-    # set-up read, not computed, in this process: each tool is warmed before the first child
-    # that scores one of its pairs is forked (`warm_for`)
+    # set-up read, not computed, in this process: each target is warmed before the first
+    # child that scores one of its pairs is forked, while no pair is scored (`warm_for`)
     cold: bool = False
     warmed: set[tuple[str, str]] = field(default_factory=set)  # (target, tool) by `_warm_up`
 
@@ -124,7 +125,12 @@ class PreparedSetup:
         )
 
     def into(self, ctx: RunContext) -> None:
-        ctx.baselines, ctx.observations, ctx.grades = self.baselines, self.observations, self.grades
+        ctx.baselines, ctx.grades = self.baselines, self.grades
+        pristine: dict[str, dict[tuple[str, str], Any]] = {}
+        ctx.observations = {  # unpickled copies: linked to this process's fresh records
+            key: _relinked(found, _pristine(pristine, ctx.targets[key[0]]))
+            for key, found in self.observations.items()
+        }
         ctx.skip_by_coverage = self.skip_by_coverage
         ctx.evaluation_keys, ctx.evaluations = self.evaluation_keys, self.evaluations
         ctx.reuse = self.reuse
@@ -300,11 +306,14 @@ def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None
     _step(f"baselines: the checker on each original tool ({of})")
     keys = complete_baselines(ctx, pairs, cache)
     _step("liveness calls on the original tools")
+    pristine: dict[str, dict[tuple[str, str], Any]] = {}  # target -> its fresh records
     for name, tool in keys:
         calls = ctx.corpus.liveness.get(name, {}).get(tool)
         if (name, tool) not in ctx.observations and calls is not None:
             parts = {"target": name, "tool": tool, "calls": calls_digest(calls)}
             found = _cached(ctx, "observations", parts, _observations)
+            if found is not None:
+                found = _relinked(found, _pristine(pristine, ctx.targets[name]))
             if found is None:
                 found = observe(ctx.targets[name].adapter, tool, calls)
                 _tally(ctx, "computed", "observations")
@@ -347,7 +356,7 @@ def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None
         _step("coverage: what each original tool's runs start")
         complete_coverage(ctx, pairs, keys, names, cached, path)
     if ctx.setup is not None and ctx.setup.hits:
-        ctx.cold = True  # warmed tool by tool as the pairs reach their children
+        ctx.cold = True  # warmed target by target as the pairs reach their children
 
 
 def owes_warm_up(ctx: RunContext, pair: DrawnPair) -> bool:
@@ -447,6 +456,63 @@ STATE_FIELDS = ("post", "after_reset")  # an observation's states: cached by the
 
 def _shared_observations(observations: list[Observation]) -> dict[str, Any]:
     return shared(observations, STATE_FIELDS)
+
+
+def _pristine(
+    known: dict[str, dict[tuple[str, str], Any]], target: Target
+) -> dict[tuple[str, str], Any]:
+    """The records of `target`'s fresh environment's snapshot by (table, key), once per
+    target in `known`: what `_relinked` links cached observations to."""
+    if target.name not in known:
+        snapshot = target.adapter.snapshot(target.adapter.fresh())
+        records: dict[tuple[str, str], Any] = {}
+        if isinstance(snapshot, dict):
+            for table, rows in snapshot.items():
+                if isinstance(rows, dict):
+                    for key, record in rows.items():
+                        records[(table, key)] = record
+        known[target.name] = records
+    return known[target.name]
+
+
+def _relinked(
+    observations: list[Observation], known: dict[tuple[str, str], Any]
+) -> list[Observation]:
+    """Observations read from the cache (or sent by the Dask client), each state's record
+    at (table, key) that is canonically equal to the fresh environment's (`known`, by
+    `_pristine`) replaced by the fresh snapshot's own object. An adapter whose snapshots
+    share untouched records (tau2) lets a comparison take a shared record as equal by
+    identity (`equality._same`); observations computed in this process share them, the
+    cache's decoded copies did not, and each comparison of a mutant's untouched record
+    walked it field by field (tau2-retail's pairs 1.64x slower after a cached set-up,
+    bench/cached_pairs.py). Only a record `canonical_equal` to the fresh one is relinked,
+    so no comparison's answer changes (a record holding NaN is not equal to itself, and
+    stays a copy)."""
+    same: dict[tuple[str, str, int], Any] = {}  # one decoded record may recur: judged once
+
+    def relink(table: str, key: str, record: Any) -> Any:
+        found = known.get((table, key))
+        if found is None or found is record:
+            return record
+        seen = (table, key, id(record))
+        if seen not in same:
+            same[seen] = found if canonical_equal(found, record) else record
+        return same[seen]
+
+    out = []
+    for observation in observations:
+        copy = dict(observation)
+        for name in STATE_FIELDS:
+            state = copy.get(name)
+            if isinstance(state, dict):
+                copy[name] = {
+                    table: {k: relink(table, k, r) for k, r in records.items()}
+                    if isinstance(records, dict)
+                    else records
+                    for table, records in state.items()
+                }
+        out.append(copy)
+    return out
 
 
 def _observations(value: Any) -> list[Observation]:
