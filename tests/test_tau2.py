@@ -4,6 +4,7 @@ points a new benchmark met (issue 19), each held by a test that can fail."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -265,6 +266,41 @@ arms:
 """
 
 
+# A run in a fresh interpreter (as `harness run`) that, before its first pair, counts for
+# each tool's liveness observations in the run's context, and for the same calls observed
+# anew, the records that are the very objects of a fresh snapshot.
+SHARED_IN_CONTEXT = """
+import json, sys
+from pathlib import Path
+import harness.execution.executors as executors
+from harness.execution.liveness import observe
+from harness.execution.pair_scoring import STATE_FIELDS
+from harness.execution.runner import execute
+found = {}
+original = executors.score_pairs
+def shared(observations, fresh):
+    return sum(
+        1
+        for o in observations
+        for state in STATE_FIELDS
+        for table, records in o[state].items()
+        if isinstance(records, dict)
+        for key, record in records.items()
+        if fresh.get(table, {}).get(key) is record
+    )
+def score_pairs(ctx, pairs, workers, on_outcome):
+    for (name, tool), held in ctx.observations.items():
+        adapter = ctx.targets[name].adapter
+        fresh = adapter.snapshot(adapter.fresh())
+        computed = observe(adapter, tool, ctx.corpus.liveness[name][tool])
+        found[f"{name}:{tool}"] = [shared(held, fresh), shared(computed, fresh)]
+    return original(ctx, pairs, workers, on_outcome)
+executors.score_pairs = score_pairs
+execute(Path(sys.argv[1]), workers=1)
+print(json.dumps(found))
+"""
+
+
 def test_reduced_tau2_plan_end_to_end(tmp_path):
     (tmp_path / "plans").mkdir()
     (tmp_path / "plans" / "tau2_ci.yaml").write_text(PLAN)
@@ -277,11 +313,28 @@ def test_reduced_tau2_plan_end_to_end(tmp_path):
     assert {r["target"] for r in rows} == {"tau2-airline", "tau2-retail", "tau2-telecom"}
     assert all(r["grader_caught"] is not None for r in rows)
     assert any(r["status"] == "detected" for r in rows)
-    # a rerun takes its set-up from the freeze's cache (its observations relinked to the
-    # fresh records, `pair_scoring._relinked`) and scores the same rows
+    # a rerun takes its set-up from the freeze's cache, its observations relinked to the
+    # fresh records (`pair_scoring._relinked`): they share as many records with a fresh
+    # snapshot as observations computed in the process do; and it scores the same rows
     shutil.rmtree(tmp_path / "results" / "tau2_ci")
-    again = harness("run", "plans/tau2_ci.yaml", cwd=tmp_path)
+    again = subprocess.run(
+        [sys.executable, "-c", SHARED_IN_CONTEXT, "plans/tau2_ci.yaml"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHONHASHSEED": "0"},  # as `harness run` fixes it
+    )
     assert again.returncode == 0, again.stdout + again.stderr
+    shared = json.loads(again.stdout.strip().splitlines()[-1])
+    assert set(shared) == {
+        "tau2-airline:cancel_reservation",
+        "tau2-retail:modify_user_address",
+        "tau2-telecom:toggle_data",
+    }
+    assert all(held == computed for held, computed in shared.values()), shared
+    assert shared["tau2-retail:modify_user_address"][0] > 100, shared
+    assert shared["tau2-telecom:toggle_data"][0] == 0  # telecom's records are deep copies
     (run,) = (tmp_path / "results" / "tau2_ci").iterdir()
     (setup,) = json.loads((run / "run.json").read_text())["setup"]
     assert setup["computed"] == {} and setup["from_cache"]["observations"] == 3
