@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import pytest
 from test_runner import comparable, ledger
+from test_setup_cache import RETAIL_CALL
 
 pytest.importorskip("inspect_evals.tau2")
 
@@ -56,19 +57,7 @@ def test_untouched_records_are_shared_between_snapshots():
     adapter = Tau2Adapter("retail")
     env = adapter.fresh()
     before = adapter.snapshot(env)
-    adapter.invoke(
-        env,
-        "modify_user_address",
-        {
-            "user_id": "ethan_garcia_1261",
-            "address1": "1 A St",
-            "address2": "",
-            "city": "X",
-            "state": "NY",
-            "country": "USA",
-            "zip": "10001",
-        },
-    )
+    adapter.invoke(env, "modify_user_address", dict(RETAIL_CALL))
     after = adapter.snapshot(env)
     assert after["orders"] is not before["orders"]
     some_order = next(iter(before["orders"]))
