@@ -21,6 +21,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from common import add_output_options, output_stem, today
+
 PLAN = """
 schema_version: 1
 name: bench
@@ -44,9 +46,11 @@ def main() -> int:
     parser.add_argument("--suites", nargs="+", default=["banking", "slack", "travel", "workspace"])
     parser.add_argument("--per-operator", type=int, default=2)
     parser.add_argument("--workers", type=int, default=1)
+    add_output_options(parser)
     args = parser.parse_args()
+    path = Path(f"{output_stem(f'agentdojo-{today()}', args, ('.json',))}.json")
 
-    from common import RESULTS, bare_checker_seconds, throwaway_project, today
+    from common import bare_checker_seconds, throwaway_project
 
     from harness.checker import ReferenceChecker
     from harness.execution.runner import execute
@@ -121,8 +125,7 @@ def main() -> int:
         f"{'all':<10} {summary['pairs']:>5} {pair_all:>8.3f} {bare_all:>8.3f} "
         f"{summary['pair_over_bare']:>6.2f} {summary['share_outside_checker_probes']:>8.1%}"
     )
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"agentdojo-{today()}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
     print(f"wrote {path}")
     return 0

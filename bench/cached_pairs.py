@@ -16,7 +16,7 @@ prints the functions with the most own time in each, beside the calls of `equali
 (a snapshot's untouched records shared with the original's compare by identity, `a is b`).
 Those children write their stats outside results/: the profiled runs lift their write
 confinement (`isolation.confine_writes`), which no row depends on.
-Writes results/bench/cached-pairs-DATE.{md,json}.
+Writes results/bench/cached-pairs-DATE[-LABEL].{md,json}.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from common import RESULTS, ledger_differences, today
+from common import RESULTS, add_output_options, ledger_differences, output_stem, today
 from overhead import load, run
 from throughput import bench_project
 
@@ -98,7 +98,9 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=5, help="mutants a target (seeded)")
     parser.add_argument("--profile", help="profile the children of this target's pairs")
     parser.add_argument("--seed", type=int, default=20261130)
+    add_output_options(parser)
     args = parser.parse_args()
+    stem = output_stem(f"cached-pairs-{today()}", args)
     targets = args.targets.split(",")
     say(f"load average at the start: {load()} on {os.cpu_count()} CPUs")
     report: dict[str, Any] = {"date": today(), "targets": targets, "limit": args.limit}
@@ -155,15 +157,14 @@ def main() -> int:
             for seconds, calls, name in found["top_own_time"]:
                 say(f"  {seconds:7.3f} s {calls:>10,} calls  {name}")
     RESULTS.mkdir(parents=True, exist_ok=True)
-    stem = RESULTS / f"cached-pairs-{today()}"
     command = f"python bench/cached_pairs.py --targets {args.targets} --limit {args.limit}"
     if args.profile:
         command += f" --profile {args.profile}"
     report["command"] = command
-    stem.with_suffix(".md").write_text(
+    Path(f"{stem}.md").write_text(
         f"# bench/cached_pairs.py, {today()}\n\n`{command}`\n\n```\n" + "\n".join(LINES) + "\n```\n"
     )
-    stem.with_suffix(".json").write_text(json.dumps(report, indent=1) + "\n")
+    Path(f"{stem}.json").write_text(json.dumps(report, indent=1) + "\n")
     return 1 if failed else 0
 
 

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import RESULTS, today
+from common import RESULTS, add_output_options, output_stem, today
 from throughput import bench_project
 
 from harness.cli import fixed_hash_seed
@@ -83,7 +83,9 @@ def main() -> int:
     parser.add_argument("--targets", default="toy_domain")
     parser.add_argument("--limit", type=int, default=30, help="mutants a target (seeded)")
     parser.add_argument("--seed", type=int, default=20261130)
+    add_output_options(parser)
     args = parser.parse_args()
+    out = output_stem(f"child-faults-{today()}", args)
     fixed_hash_seed()
     targets = args.targets.split(",")
     report: dict[str, Any] = {"date": today(), "targets": targets, "limit": args.limit}
@@ -143,9 +145,8 @@ def main() -> int:
         ),
     ]
     RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / f"child-faults-{report['date']}"
-    out.with_suffix(".json").write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
-    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    Path(f"{out}.json").write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
+    Path(f"{out}.md").write_text("\n".join(lines) + "\n")
     print(f"wrote {out}.json and .md")
     return 0
 

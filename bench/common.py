@@ -1,9 +1,13 @@
 """Pieces the bench scripts share: a throwaway project (plan, draw, freeze) in a temporary
 folder, the bare checker timed on an original tool, a clock on a run's rows, what two
-ledgers of the same pairs say differently, and where results land."""
+ledgers of the same pairs say differently, and where results land (named so that a second
+sitting on the same day never replaces the first's files unasked)."""
 
 from __future__ import annotations
 
+import argparse
+import re
+import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -81,3 +85,49 @@ def ledger_differences(rows: list[LedgerRow], others: list[LedgerRow]) -> dict[s
 
 def today() -> str:
     return datetime.now(UTC).date().isoformat()
+
+
+LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
+def add_output_options(parser: argparse.ArgumentParser) -> None:
+    """`--label` and `--replace`, for `output_stem`."""
+    parser.add_argument(
+        "--label",
+        help="end the output files' names with -LABEL (a second sitting on the same day keeps "
+        "the first one's files beside its own)",
+    )
+    parser.add_argument(
+        "--replace", action="store_true", help="overwrite output files of the same name"
+    )
+
+
+def output_stem(
+    name: str,
+    args: argparse.Namespace,
+    suffixes: tuple[str, ...] = (".json", ".md"),
+    folder: Path = RESULTS,
+) -> Path:
+    """`folder/NAME[-LABEL]`, to which the caller adds `suffixes`. Called before any work: if
+    one of those files exists and `--replace` was not given (or the label is not a plain
+    name), a one-line error and exit 2, so an hour's bench never ends by replacing an
+    earlier sitting's record or by failing to write its own."""
+    label = getattr(args, "label", None)
+    if label is not None and not LABEL.fullmatch(label):
+        print(
+            f"error: --label: {label!r} is not a plain name; "
+            "fix: use letters, digits, '.', '_' and '-' only",
+            file=sys.stderr,
+        )
+        raise SystemExit(2)
+    stem = folder / (name + (f"-{label}" if label else ""))
+    taken = [Path(f"{stem}{suffix}") for suffix in suffixes if Path(f"{stem}{suffix}").exists()]
+    if taken and not getattr(args, "replace", False):
+        shown = taken[0].relative_to(REPO) if taken[0].is_relative_to(REPO) else taken[0]
+        print(
+            f"error: {shown}: already written (an earlier sitting's?); "
+            "fix: pass --label NAME to keep both, or --replace to overwrite it",
+            file=sys.stderr,
+        )
+        raise SystemExit(2)
+    return stem

@@ -35,7 +35,16 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from common import RESULTS, RowClock, ledger_differences, said, throwaway_project, today
+from common import (
+    RESULTS,
+    RowClock,
+    add_output_options,
+    ledger_differences,
+    output_stem,
+    said,
+    throwaway_project,
+    today,
+)
 
 from harness.cli import fixed_hash_seed
 from harness.execution.ledger import LedgerRow
@@ -215,7 +224,17 @@ def main() -> int:
         action="store_true",
         help="coverage off only, compared with the published run of each plan's freeze",
     )
+    add_output_options(parser)
     args = parser.parse_args()
+    stem = output_stem(
+        f"exhaustive-{today()}"
+        + ("-all" if args.all_targets else "")
+        + ("-against-published" if args.against_published else "")
+        + (f"-{args.workers}w" if args.workers != 2 else "")
+        + ("-on" if args.only_on else "")
+        + "".join(f"-{name}" for name in args.plan or ()),
+        args,
+    )
     fixed_hash_seed()  # as `harness run`: rows compared with published ones must share it
     if args.against_published and not (args.all_targets and not args.only_on):
         parser.error("--against-published needs --all-targets (the published runs' pools)")
@@ -248,17 +267,9 @@ def main() -> int:
     if not args.against_published:
         print(f"coverage on, in all: {on_seconds} s ({summary['target']})")
     RESULTS.mkdir(parents=True, exist_ok=True)
-    stem = (
-        f"exhaustive-{today()}"
-        + ("-all" if args.all_targets else "")
-        + ("-against-published" if args.against_published else "")
-        + (f"-{args.workers}w" if args.workers != 2 else "")
-        + ("-on" if args.only_on else "")
-        + "".join(f"-{name}" for name in args.plan or ())
-    )
-    (RESULTS / f"{stem}.json").write_text(json.dumps(summary, indent=1) + "\n")
-    (RESULTS / f"{stem}.md").write_text(markdown(summary))
-    print(f"wrote {(RESULTS / stem).relative_to(REPO)}.json and .md")
+    Path(f"{stem}.json").write_text(json.dumps(summary, indent=1) + "\n")
+    Path(f"{stem}.md").write_text(markdown(summary))
+    print(f"wrote {stem.relative_to(REPO)}.json and .md")
     failed = [r["plan"] for r in reports if r.get("identical") is False]
     if failed:
         print(f"FAIL: rows differ with coverage on in {', '.join(failed)}", file=sys.stderr)

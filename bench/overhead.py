@@ -36,7 +36,7 @@ checker (`--no-recorded`: the fresh-environment probes only, as 1.2.0's plans di
    the child's isolation, IPC, join, ledger).
 
 The load average is printed beside every time. Writes
-results/bench/overhead-<date>[-no-recorded]-limit<N>.json and .md. Runs under
+results/bench/overhead-<date>[-no-recorded]-limit<N>[-LABEL].json and .md. Runs under
 PYTHONHASHSEED=0 unless a seed is set, as `harness` does.
 """
 
@@ -56,7 +56,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import RESULTS, RowClock, ledger_differences, today
+from common import RowClock, add_output_options, ledger_differences, output_stem, today
 from throughput import bench_project
 
 from harness.cli import fixed_hash_seed
@@ -507,7 +507,10 @@ def main() -> int:
     )
     parser.add_argument("--seed", type=int, default=20261130)
     parser.add_argument("--keep", type=Path, help="work in this new folder and keep it")
+    add_output_options(parser)
     args = parser.parse_args()
+    suffix = "" if args.recorded else "-no-recorded"
+    out = output_stem(f"overhead-{today()}{suffix}-limit{args.limit}", args)
     targets = args.targets.split(",")
     say(f"load average at the start: {load()} on {os.cpu_count()} CPUs", flush=True)
     failures: list[str] = []
@@ -687,16 +690,14 @@ def main() -> int:
             say(f"    {'rest (IPC, waits)':<34} {steps['rest_ms_a_pair']:7.2f} ms")
 
     report["failures"] = failures
-    suffix = "" if args.recorded else "-no-recorded"
-    out = RESULTS / f"overhead-{today()}{suffix}-limit{args.limit}"
-    out.with_suffix(".json").write_text(json.dumps(report, indent=1, default=str) + "\n")
+    Path(f"{out}.json").write_text(json.dumps(report, indent=1, default=str) + "\n")
     command = "python bench/overhead.py " + " ".join(sys.argv[1:])
-    out.with_suffix(".md").write_text(
+    Path(f"{out}.md").write_text(
         f"# bench/overhead.py, {today()}\n\n`{command.strip()}`\n\n```\n"
         + "\n".join(LINES)
         + "\n```\n"
     )
-    say(f"wrote {out.with_suffix('.json')} and .md", flush=True)
+    say(f"wrote {out}.json and .md", flush=True)
     if failures:
         say("FAILED: " + "; ".join(failures), flush=True)
         return 1

@@ -35,7 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from common import RESULTS, today
+from common import add_output_options, output_stem, today
 from throughput import bench_project
 
 from harness.execution.pair_scoring import STATE_FIELDS, _observations
@@ -60,7 +60,9 @@ def main() -> int:
     parser.add_argument("--targets", default="tau2-retail,tau2-telecom")
     parser.add_argument("--limit", type=int, default=2, help="mutants a target (seeded)")
     parser.add_argument("--seed", type=int, default=20261130)
+    add_output_options(parser)
     args = parser.parse_args()
+    out = output_stem(f"setup-cache-read-{today()}", args)
     os.environ.setdefault("PYTHONHASHSEED", "0")
     targets = args.targets.split(",")
     report: dict[str, Any] = {"date": today(), "targets": targets, "limit": args.limit}
@@ -138,10 +140,9 @@ def main() -> int:
         f"{report['seconds']['by_parts']} |",
     ]
     print("\n".join(lines[4:]))
-    out = RESULTS / f"setup-cache-read-{report['date']}"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(report, indent=1) + "\n")
-    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    Path(f"{out}.json").write_text(json.dumps(report, indent=1) + "\n")
+    Path(f"{out}.md").write_text("\n".join(lines) + "\n")
     print(f"wrote {out}.json and .md")
     return 0
 

@@ -24,9 +24,10 @@ import json
 import os
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from common import RESULTS, today
+from common import RESULTS, add_output_options, output_stem, today
 
 from harness.cli import fixed_hash_seed
 from harness.execution.coverage import ClockWindow, fingerprint
@@ -103,7 +104,9 @@ def main() -> int:
     parser.add_argument("--targets", default=",".join(BUILTIN_TARGETS))
     parser.add_argument("--tasks", type=int, default=30, help="grader tasks a target")
     parser.add_argument("--repeat", type=int, default=3)
+    add_output_options(parser)
     args = parser.parse_args()
+    stem = output_stem(f"split-grading-{today()}", args)
     say(f"load average at the start: {load()} on {os.cpu_count()} CPUs")
     say(
         f"{'target':<22} {'tasks':>9} {'grade':>8} {'replay':>8} {'fingerpr.':>9} "
@@ -129,16 +132,15 @@ def main() -> int:
             say(f"  split and whole verdicts DIFFER on {entry['verdicts_differ']}")
     say("(milliseconds a task, the best of each; split/whole: replay + fingerprint over grade)")
     RESULTS.mkdir(parents=True, exist_ok=True)
-    stem = RESULTS / f"split-grading-{today()}"
     command = "python bench/split_grading.py " + " ".join(
-        f"--{k} {v}" for k, v in vars(args).items()
+        f"--{k} {v}" for k, v in vars(args).items() if k not in ("label", "replace")
     )
-    stem.with_suffix(".md").write_text(
+    Path(f"{stem}.md").write_text(
         f"# bench/split_grading.py, {today()}\n\n`{command}`\n\n```\n"
         + "\n".join(LINES)
         + "\n```\n"
     )
-    stem.with_suffix(".json").write_text(
+    Path(f"{stem}.json").write_text(
         json.dumps({"date": today(), "command": command, "targets": found}, indent=1) + "\n"
     )
     return 1 if failed else 0

@@ -67,8 +67,10 @@ from common import (
     REPO,
     RESULTS,
     RowClock,
+    add_output_options,
     bare_checker_seconds,
     ledger_differences,
+    output_stem,
     throwaway_project,
     today,
 )
@@ -601,7 +603,16 @@ def main() -> int:
     )
     parser.add_argument("--seed", type=int, default=20261130)
     parser.add_argument("--keep", type=Path, help="work in this new folder and keep it")
+    add_output_options(parser)
     args = parser.parse_args()
+    # one file per kind of run, so a quick or AgentDojo run never overwrites the full toy one
+    stem = output_stem(
+        today()
+        + ("-agentdojo" if args.agentdojo else "")
+        + ("-recorded" if args.recorded else "")
+        + (f"-limit{args.limit}" if args.limit else "-quick" if args.quick else ""),
+        args,
+    )
     started = time.perf_counter()
     load_at_start = [round(x, 2) for x in os.getloadavg()]
     print(f"load average at the start: {load_at_start} on {os.cpu_count()} CPUs")
@@ -698,16 +709,9 @@ def main() -> int:
     )
     print_summary(summary)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    # one file per kind of run, so a quick or AgentDojo run never overwrites the full toy one
-    stem = (
-        today()
-        + ("-agentdojo" if args.agentdojo else "")
-        + ("-recorded" if args.recorded else "")
-        + (f"-limit{args.limit}" if args.limit else "-quick" if args.quick else "")
-    )
-    (RESULTS / f"{stem}.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
-    (RESULTS / f"{stem}.md").write_text(markdown(summary))
-    print(f"wrote {RESULTS / stem}.json and .md")
+    Path(f"{stem}.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
+    Path(f"{stem}.md").write_text(markdown(summary))
+    print(f"wrote {stem}.json and .md")
     if ledgers:
         print(
             f"FAILED: the harness's ledgers differ ({len(ledgers)} LEDGER MISMATCH lines above): "

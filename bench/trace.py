@@ -19,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from common import add_output_options, output_stem, today
+
 ROOT = Path(__file__).resolve().parent.parent
 STATIC_TARGET_SECONDS = 30.0
 
@@ -26,9 +28,9 @@ STATIC_TARGET_SECONDS = 30.0
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suites", nargs="+", default=["banking", "slack", "travel", "workspace"])
+    add_output_options(parser)
     args = parser.parse_args()
-
-    from common import RESULTS, today
+    out = Path(f"{output_stem(f'trace-{today()}', args, ('.json',))}.json")
 
     from harness.checker import ReferenceChecker
     from harness.targets.registry import load_target
@@ -87,8 +89,7 @@ def main() -> int:
         "control_seconds": round(control_seconds, 2),
         "control_paths_per_second": round(paths / control_seconds, 2) if control_seconds else None,
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / f"trace-{today()}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1) + "\n")
     for key, value in result.items():
         print(f"{key}: {value}")

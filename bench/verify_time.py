@@ -30,7 +30,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from common import REPO, RESULTS, today
+from common import REPO, RESULTS, add_output_options, output_stem, today
 
 TIMER = """
 import json, sys, time
@@ -88,7 +88,9 @@ def main() -> int:
         "--plans", default="closed_world,open_world,closed_world_all,open_world_all"
     )
     parser.add_argument("--repeat", type=int, default=5)
+    add_output_options(parser)
     args = parser.parse_args()
+    out = output_stem(f"verify-time-{today()}", args)
     plans = args.plans.split(",")
     report: dict[str, Any] = {"date": today(), "before": args.before, "plans": {}}
     failures = []
@@ -160,9 +162,8 @@ def main() -> int:
         ),
     ]
     RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / f"verify-time-{report['date']}"
-    out.with_suffix(".json").write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
-    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    Path(f"{out}.json").write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
+    Path(f"{out}.md").write_text("\n".join(lines) + "\n")
     print(f"wrote {out}.json and .md")
     if failures:
         print(f"FAILED: hashes differ for {', '.join(failures)}", file=sys.stderr)
