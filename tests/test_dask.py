@@ -91,9 +91,11 @@ def copy_of(frozen_root: Path, tmp_path: Path) -> Path:
     return root
 
 
-def run_dask(root: Path, address: str, *extra: str) -> subprocess.CompletedProcess[str]:
+def run_dask(
+    root: Path, address: str, *extra: str, plan: str = "small"
+) -> subprocess.CompletedProcess[str]:
     return harness(
-        "run", "plans/small.yaml", "--executor", "dask", "--scheduler", address, *extra, cwd=root
+        "run", f"plans/{plan}.yaml", "--executor", "dask", "--scheduler", address, *extra, cwd=root
     )
 
 
@@ -141,24 +143,103 @@ arms:
 """
 
 
-def test_dask_takes_the_same_runs_from_the_original_as_local(tmp_path, cluster):
-    """Issue 31, item 3: coverage-guided scoring on Dask, with rows and reuse as local's."""
-    address, _ = cluster
-    (tmp_path / "plans").mkdir()
-    (tmp_path / "plans" / "every.yaml").write_text(TOY_EXHAUSTIVE)
+# Installed (as sitecustomize, on PYTHONPATH) in every process a test starts with WARM_SPY_LOG
+# set: it logs each `warm_for` the executor makes just before forking a pair's child, with
+# the context's state after it, so a test sees from outside how a process warmed its targets.
+WARM_SPY = """
+import os
+
+if os.environ.get("WARM_SPY_LOG"):
+    import json
+
+    from harness.execution import executors
+
+    _warm_for = executors.warm_for
+
+    def warm_for(ctx, pair):
+        ran = _warm_for(ctx, pair)
+        entry = {
+            "pid": os.getpid(),
+            "pair": pair.pair_id,
+            "target": pair.mutant.target,
+            "ran": ran,
+            "cold": ctx.cold,
+            "warm": (pair.mutant.target, pair.tool) in ctx.warmed,
+        }
+        with open(os.environ["WARM_SPY_LOG"], "a") as log:
+            log.write(json.dumps(entry) + "\\n")
+        return ran
+
+    executors.warm_for = warm_for
+"""
+
+
+def _forks(log: Path) -> dict[int, list[dict]]:
+    """The spy's entries by process, in order."""
+    by_process: dict[int, list[dict]] = {}
+    for line in log.read_text().splitlines() if log.exists() else []:
+        entry = json.loads(line)
+        by_process.setdefault(entry["pid"], []).append(entry)
+    return by_process
+
+
+def test_dask_takes_the_same_runs_from_the_original_as_local_and_warms_its_hosts(
+    tmp_path, monkeypatch
+):
+    """Issue 31, item 3: coverage-guided scoring on Dask, with rows and reuse as local's. And
+    a batch host holds the client's set-up, read rather than computed, so nothing is warm in
+    it: as a local rerun from the set-up cache does (test_setup_cache), it warms each target
+    once, before forking the child of that target's first pair, and forks every child warm;
+    the local run that computed its set-up never warms."""
+    spy = tmp_path / "spy"
+    spy.mkdir()
+    (spy / "sitecustomize.py").write_text(WARM_SPY)
+    paths = [str(spy), os.environ.get("PYTHONPATH", "")]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in paths if p))
+    root = tmp_path / "every"
+    (root / "plans").mkdir(parents=True)
+    (root / "plans" / "every.yaml").write_text(TOY_EXHAUSTIVE)
     for command in ("draw", "freeze"):
-        assert harness(command, "plans/every.yaml", cwd=tmp_path).returncode == 0
+        assert harness(command, "plans/every.yaml", cwd=root).returncode == 0
     local = tmp_path / "local"
-    shutil.copytree(tmp_path, local, ignore=shutil.ignore_patterns("local"))
+    shutil.copytree(root, local)
+
+    monkeypatch.setenv("WARM_SPY_LOG", str(tmp_path / "local.log"))
     assert harness("run", "plans/every.yaml", "--workers", "2", cwd=local).returncode == 0
-    done = harness(
-        "run", "plans/every.yaml", "--executor", "dask", "--scheduler", address, cwd=tmp_path
-    )
+    children = {r.pair_id for r in ledger(local, "every") if not r.skipped_by_coverage}
+    (entries,) = _forks(tmp_path / "local.log").values()
+    assert len(children) > 10 and {e["pair"] for e in entries} == children
+    assert not any(e["cold"] or e["ran"] for e in entries)
+
+    monkeypatch.setenv("WARM_SPY_LOG", str(tmp_path / "dask.log"))
+    with (  # started now: its workers, and so their batch hosts, inherit the spy
+        distributed.LocalCluster(
+            n_workers=2,
+            processes=True,
+            threads_per_worker=1,
+            host="127.0.0.1",
+            dashboard_address="127.0.0.1:0",
+            silence_logs=logging.ERROR,
+        ) as spied,
+        distributed.Client(spied, timeout=TIMEOUT) as client,
+    ):
+        client.wait_for_workers(2, timeout=TIMEOUT)
+        done = run_dask(root, spied.scheduler_address, "--batch-size", "4", plan="every")
     assert done.returncode == 0, done.stderr
-    assert comparable(ledger(tmp_path, "every")) == comparable(ledger(local, "every"))
-    how = obtained(tmp_path, "every")
+    assert comparable(ledger(root, "every")) == comparable(ledger(local, "every"))
+    how = obtained(root, "every")
     assert how == obtained(local, "every")
     assert sum(reused for _, reused in how.values()) > 0
+    hosts = _forks(tmp_path / "dask.log")
+    assert hosts
+    for entries in hosts.values():
+        assert all(e["cold"] and e["warm"] for e in entries)
+        firsts = {e["target"]: e["pair"] for e in reversed(entries)}
+        assert [e["pair"] for e in entries if e["ran"]] == sorted(
+            firsts.values(), key=[e["pair"] for e in entries].index
+        )
+    forked = [e["pair"] for entries in hosts.values() for e in entries]
+    assert sorted(forked) == sorted(children)  # each child once, none in the client
 
 
 def test_a_published_dask_run_keeps_its_baseline(tmp_path, cluster, frozen):
