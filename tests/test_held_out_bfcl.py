@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,7 @@ def _git(*args: str) -> str:
     ).stdout
 
 
+@cache  # asked once per committed BFCL pair's commit: the history is read once per target
 def held_out_freezes(target: str) -> list[str]:
     """Commits that committed the freeze record of a plan declaring `target` held out (the
     plan as it stood in that commit), oldest first."""
