@@ -47,17 +47,62 @@ def _hash_seed_restored() -> Iterator[None]:
         os.environ["PYTHONHASHSEED"] = before
 
 
+# Installed (as sitecustomize, on PYTHONPATH) in the cluster's workers, and so in their batch
+# hosts, and in any process a test starts with WARM_SPY_LOG set: it logs each `warm_for` the
+# executor makes just before forking a pair's child, with the context's state after it, so a
+# test sees from outside how a process warmed its targets.
+WARM_SPY = """
+import os
+
+if os.environ.get("WARM_SPY_LOG"):
+    import json
+
+    from harness.execution import executors
+
+    _warm_for = executors.warm_for
+
+    def warm_for(ctx, pair):
+        ran = _warm_for(ctx, pair)
+        entry = {
+            "pid": os.getpid(),
+            "plan": ctx.plan.name,
+            "pair": pair.pair_id,
+            "target": pair.mutant.target,
+            "ran": ran,
+            "cold": ctx.cold,
+            "warm": (pair.mutant.target, pair.tool) in ctx.warmed,
+        }
+        with open(os.environ["WARM_SPY_LOG"], "a") as log:
+            log.write(json.dumps(entry) + "\\n")
+        return ran
+
+    executors.warm_for = warm_for
+"""
+
+
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[tuple[str, distributed.Client]]:
-    """Two single-threaded worker processes on 127.0.0.1, shared by the tests of this module."""
-    local = distributed.LocalCluster(
-        n_workers=2,
-        processes=True,
-        threads_per_worker=1,
-        host="127.0.0.1",
-        dashboard_address="127.0.0.1:0",
-        silence_logs=logging.ERROR,
-    )
+def host_log(tmp_path_factory) -> Path:
+    """Where the cluster's batch hosts log their warm-ups (WARM_SPY)."""
+    return tmp_path_factory.mktemp("spy") / "hosts.log"
+
+
+@pytest.fixture(scope="module")
+def cluster(host_log: Path) -> Iterator[tuple[str, distributed.Client]]:
+    """Two single-threaded worker processes on 127.0.0.1, shared by the tests of this module,
+    started with the warm-up spy on their PYTHONPATH (`host_log`)."""
+    (host_log.parent / "sitecustomize.py").write_text(WARM_SPY)
+    paths = [str(host_log.parent), os.environ.get("PYTHONPATH", "")]
+    with pytest.MonkeyPatch.context() as started:  # only the workers' environment
+        started.setenv("PYTHONPATH", os.pathsep.join(p for p in paths if p))
+        started.setenv("WARM_SPY_LOG", str(host_log))
+        local = distributed.LocalCluster(
+            n_workers=2,
+            processes=True,
+            threads_per_worker=1,
+            host="127.0.0.1",
+            dashboard_address="127.0.0.1:0",
+            silence_logs=logging.ERROR,
+        )
     try:
         with distributed.Client(local, timeout=TIMEOUT) as client:
             client.wait_for_workers(2, timeout=TIMEOUT)
@@ -143,59 +188,25 @@ arms:
 """
 
 
-# Installed (as sitecustomize, on PYTHONPATH) in every process a test starts with WARM_SPY_LOG
-# set: it logs each `warm_for` the executor makes just before forking a pair's child, with
-# the context's state after it, so a test sees from outside how a process warmed its targets.
-WARM_SPY = """
-import os
-
-if os.environ.get("WARM_SPY_LOG"):
-    import json
-
-    from harness.execution import executors
-
-    _warm_for = executors.warm_for
-
-    def warm_for(ctx, pair):
-        ran = _warm_for(ctx, pair)
-        entry = {
-            "pid": os.getpid(),
-            "pair": pair.pair_id,
-            "target": pair.mutant.target,
-            "ran": ran,
-            "cold": ctx.cold,
-            "warm": (pair.mutant.target, pair.tool) in ctx.warmed,
-        }
-        with open(os.environ["WARM_SPY_LOG"], "a") as log:
-            log.write(json.dumps(entry) + "\\n")
-        return ran
-
-    executors.warm_for = warm_for
-"""
-
-
-def _forks(log: Path) -> dict[int, list[dict]]:
-    """The spy's entries by process, in order."""
+def _forks(log: Path, plan: str | None = None) -> dict[int, list[dict]]:
+    """The spy's entries (of `plan`'s runs, when given) by process, in order."""
     by_process: dict[int, list[dict]] = {}
     for line in log.read_text().splitlines() if log.exists() else []:
         entry = json.loads(line)
-        by_process.setdefault(entry["pid"], []).append(entry)
+        if plan is None or entry["plan"] == plan:
+            by_process.setdefault(entry["pid"], []).append(entry)
     return by_process
 
 
 def test_dask_takes_the_same_runs_from_the_original_as_local_and_warms_its_hosts(
-    tmp_path, monkeypatch
+    tmp_path, cluster, host_log, monkeypatch
 ):
     """Issue 31, item 3: coverage-guided scoring on Dask, with rows and reuse as local's. And
     a batch host holds the client's set-up, read rather than computed, so nothing is warm in
     it: as a local rerun from the set-up cache does (test_setup_cache), it warms each target
     once, before forking the child of that target's first pair, and forks every child warm;
     the local run that computed its set-up never warms."""
-    spy = tmp_path / "spy"
-    spy.mkdir()
-    (spy / "sitecustomize.py").write_text(WARM_SPY)
-    paths = [str(spy), os.environ.get("PYTHONPATH", "")]
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in paths if p))
+    address, _ = cluster
     root = tmp_path / "every"
     (root / "plans").mkdir(parents=True)
     (root / "plans" / "every.yaml").write_text(TOY_EXHAUSTIVE)
@@ -204,33 +215,23 @@ def test_dask_takes_the_same_runs_from_the_original_as_local_and_warms_its_hosts
     local = tmp_path / "local"
     shutil.copytree(root, local)
 
+    paths = [str(host_log.parent), os.environ.get("PYTHONPATH", "")]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in paths if p))
     monkeypatch.setenv("WARM_SPY_LOG", str(tmp_path / "local.log"))
     assert harness("run", "plans/every.yaml", "--workers", "2", cwd=local).returncode == 0
+    monkeypatch.undo()
     children = {r.pair_id for r in ledger(local, "every") if not r.skipped_by_coverage}
     (entries,) = _forks(tmp_path / "local.log").values()
     assert len(children) > 10 and {e["pair"] for e in entries} == children
     assert not any(e["cold"] or e["ran"] for e in entries)
 
-    monkeypatch.setenv("WARM_SPY_LOG", str(tmp_path / "dask.log"))
-    with (  # started now: its workers, and so their batch hosts, inherit the spy
-        distributed.LocalCluster(
-            n_workers=2,
-            processes=True,
-            threads_per_worker=1,
-            host="127.0.0.1",
-            dashboard_address="127.0.0.1:0",
-            silence_logs=logging.ERROR,
-        ) as spied,
-        distributed.Client(spied, timeout=TIMEOUT) as client,
-    ):
-        client.wait_for_workers(2, timeout=TIMEOUT)
-        done = run_dask(root, spied.scheduler_address, "--batch-size", "4", plan="every")
+    done = run_dask(root, address, "--batch-size", "4", plan="every")
     assert done.returncode == 0, done.stderr
     assert comparable(ledger(root, "every")) == comparable(ledger(local, "every"))
     how = obtained(root, "every")
     assert how == obtained(local, "every")
     assert sum(reused for _, reused in how.values()) > 0
-    hosts = _forks(tmp_path / "dask.log")
+    hosts = _forks(host_log, plan="every")
     assert hosts
     for entries in hosts.values():
         assert all(e["cold"] and e["warm"] for e in entries)
