@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import itertools
 import json
 import os
 import pstats
@@ -356,6 +357,137 @@ class LoopbackCluster:
         self.log.close()
 
 
+# --- 3b. where a batch host's time goes ----------------------------------------------------
+
+# Installed in this process and, as sitecustomize on PYTHONPATH, in every process started
+# while `timeline` is active (a cluster's workers, and so their batch hosts): it logs each
+# `score_pairs` call (a batch on a host; the whole run locally) with the time of each
+# outcome, and each warm-up (`warm_for` that ran), on the system-wide monotonic clock.
+TIMELINE_SPY = """
+import os
+
+if os.environ.get("TIMELINE_LOG"):
+    import json
+    import time
+
+    from harness.execution import executors
+
+    _score_pairs, _warm_for = executors.score_pairs, executors.warm_for
+
+    def _write(entry):
+        with open(os.environ["TIMELINE_LOG"], "a") as log:
+            log.write(json.dumps(entry) + "\\n")
+
+    def warm_for(ctx, pair):
+        began = time.monotonic()
+        ran = _warm_for(ctx, pair)
+        if ran:
+            _write({"pid": os.getpid(), "kind": "warm", "began": began,
+                    "ended": time.monotonic(), "target": pair.mutant.target})
+        return ran
+
+    def score_pairs(ctx, pairs, workers, on_outcome):
+        began, outcomes = time.monotonic(), []
+
+        def seen(outcome):
+            outcomes.append([time.monotonic(), outcome.seconds])
+            on_outcome(outcome)
+
+        try:
+            _score_pairs(ctx, pairs, workers, seen)
+        finally:
+            _write({"pid": os.getpid(), "kind": "batch", "began": began,
+                    "ended": time.monotonic(), "outcomes": outcomes})
+
+    executors.score_pairs, executors.warm_for = score_pairs, warm_for
+"""
+
+
+class timeline:  # a context manager read as a clause: `with timeline(log):`
+    """The spy active here and in the processes started meanwhile, logging to `log`."""
+
+    def __init__(self, log: Path):
+        self.log = log
+
+    def __enter__(self) -> Path:
+        import harness.execution.executors as executors
+
+        folder = self.log.parent / "timeline-spy"
+        folder.mkdir(exist_ok=True)
+        (folder / "sitecustomize.py").write_text(TIMELINE_SPY)
+        self.saved = {k: os.environ.get(k) for k in ("PYTHONPATH", "TIMELINE_LOG")}
+        self.originals = (executors.score_pairs, executors.warm_for)
+        paths = [str(folder), os.environ.get("PYTHONPATH", "")]
+        os.environ["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+        os.environ["TIMELINE_LOG"] = str(self.log)
+        exec(TIMELINE_SPY, {})  # here too: the local executor and the client run in-process
+        return self.log
+
+    def __exit__(self, *_: object) -> None:
+        import harness.execution.executors as executors
+
+        executors.score_pairs, executors.warm_for = self.originals
+        for key, value in self.saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def host_time(log: Path) -> dict[str, Any]:
+    """Per scoring process (the local runner, or each batch host), from the spy's log: its
+    batches, the time from its first batch's start to its last one's end, warm-ups, the
+    waits between its batches, what each batch spent before its first outcome beyond that
+    pair's own time (fork, warm-up) and after its last outcome (ending its children), and
+    how long it sat idle after its last batch while another process still scored."""
+    entries = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    batches = [e for e in entries if e["kind"] == "batch" and e["outcomes"]]
+    if not batches:
+        return {}
+    last_row = max(t for b in batches for t, _ in b["outcomes"])
+    first_row = min(t for b in batches for t, _ in b["outcomes"])
+    out: dict[str, Any] = {"first_to_last_row_s": round(last_row - first_row, 2), "processes": []}
+    for pid in sorted(
+        {b["pid"] for b in batches}, key=lambda p: min(b["began"] for b in batches if b["pid"] == p)
+    ):
+        mine = sorted((b for b in batches if b["pid"] == pid), key=lambda b: b["began"])
+        warms = [e for e in entries if e["kind"] == "warm" and e["pid"] == pid]
+        heads = [b["outcomes"][0][0] - b["began"] - b["outcomes"][0][1] for b in mine]
+        out["processes"].append(
+            {
+                "batches": len(mine),
+                "pairs": sum(len(b["outcomes"]) for b in mine),
+                "span_s": round(mine[-1]["ended"] - mine[0]["began"], 2),
+                "warm_ups": len(warms),
+                "warm_up_s": round(sum(e["ended"] - e["began"] for e in warms), 2),
+                "between_batches_s": round(
+                    sum(b["began"] - a["ended"] for a, b in itertools.pairwise(mine)), 2
+                ),
+                "before_first_outcome_s": round(sum(max(0.0, h) for h in heads), 2),
+                "after_last_outcome_s": round(
+                    sum(b["ended"] - b["outcomes"][-1][0] for b in mine), 2
+                ),
+                "idle_after_its_last_batch_s": round(max(0.0, last_row - mine[-1]["ended"]), 2),
+            }
+        )
+    return out
+
+
+def show_host_time(label: str, found: dict[str, Any]) -> None:
+    if not found:
+        say(f"  {label}: no batch logged")
+        return
+    say(f"  {label}: first to last row {found['first_to_last_row_s']:.2f} s")
+    for index, p in enumerate(found["processes"], 1):
+        say(
+            f"    process {index}: {p['batches']} batches, {p['pairs']} pairs, span "
+            f"{p['span_s']:.2f} s; {p['warm_ups']} warm-ups {p['warm_up_s']:.2f} s; between "
+            f"batches {p['between_batches_s']:.2f} s; before first outcome (beyond the pair) "
+            f"{p['before_first_outcome_s']:.2f} s, after last {p['after_last_outcome_s']:.2f} s;"
+            f" idle at the end {p['idle_after_its_last_batch_s']:.2f} s"
+        )
+
+
 # --- 4. where a pair's time goes ------------------------------------------------------------
 
 PHASES = {  # (file the function is defined in, its name) -> phase of a pair's child
@@ -635,18 +767,21 @@ def main() -> int:
                 f"{size} pairs ({'--batch-size' if args.batch_size else 'the executor default'}):",
                 flush=True,
             )
-            local = run(plan_path, fresh=False, workers=args.workers)
+            logs = {k: folder / f"timeline-{k}.jsonl" for k in ("local", "cluster", "loopback")}
+            with timeline(logs["local"]):
+                local = run(plan_path, fresh=False, workers=args.workers)
             show("local", local)
-            dask_local = run(
-                plan_path,
-                fresh=False,
-                executor=DaskExecutor(
-                    scheduler=None, workers=args.workers, batch_size=args.batch_size
-                ),
-            )
+            with timeline(logs["cluster"]):
+                dask_local = run(
+                    plan_path,
+                    fresh=False,
+                    executor=DaskExecutor(
+                        scheduler=None, workers=args.workers, batch_size=args.batch_size
+                    ),
+                )
             show("dask LocalCluster", dask_local)
             same("local / dask LocalCluster", local["rows"], dask_local["rows"], failures)
-            with LoopbackCluster(folder, args.workers) as address:
+            with timeline(logs["loopback"]), LoopbackCluster(folder, args.workers) as address:
                 dask_real = run(
                     plan_path,
                     fresh=False,
@@ -656,12 +791,21 @@ def main() -> int:
                 )
             show("dask scheduler over loopback", dask_real)
             same("local / dask scheduler", local["rows"], dask_real["rows"], failures)
+            say("  where each scoring process's time went (the spy's log, monotonic clock):")
+            hosts = {k: host_time(log) for k, log in logs.items()}
+            for key, label in (
+                ("local", "local"),
+                ("cluster", "dask LocalCluster"),
+                ("loopback", "dask scheduler over loopback"),
+            ):
+                show_host_time(label, hosts[key])
             report["dask"] = {
                 "workers": args.workers,
                 "batch_size": size,
                 "local": public(local),
                 "local_cluster": public(dask_local),
                 "loopback_scheduler": public(dask_real),
+                "where_the_time_went": hosts,
                 "local_cluster_over_local": round(dask_local["seconds"] / local["seconds"], 2),
                 "loopback_over_local": round(dask_real["seconds"] / local["seconds"], 2),
                 "scoring_local_cluster_over_local": round(
