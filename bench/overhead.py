@@ -32,6 +32,14 @@ checker (`--no-recorded`: the fresh-environment probes only, as 1.2.0's plans di
    (`--batch-size` to set one; the files up to 2026-12-05's second sitting were measured with
    8, which leaves a worker idle at the end of a small run); wall time and the time from the
    first row to the last; rows identical to local's (else exit 1).
+3b. **Where each scoring process's time goes**, local and on each batch host (`timeline`: a
+   spy in this process and, as sitecustomize, in the cluster's): batches, warm-ups, waits
+   between batches, time before a batch's first outcome and after its last, idle at the
+   end; and the *scoring span*, the first batch's start to the last one's end over all
+   processes, Dask's over local's. That is the fair ratio: a Dask client gets a batch's
+   rows when the batch ends, so its first row comes a whole batch after scoring began and
+   "first row to last" leaves that batch out (as this bench's Dask ratios before 2026-12-05's
+   second sitting did).
 4. With `--profile N`: N pairs scored each in a forked child under cProfile (coverage off,
    the runs a pair must do): the child's time split among applying the mutant, liveness,
    grader, checker and deciding the row, beside the pair's ledger time (the rest: fork,
@@ -446,7 +454,16 @@ def host_time(log: Path) -> dict[str, Any]:
         return {}
     last_row = max(t for b in batches for t, _ in b["outcomes"])
     first_row = min(t for b in batches for t, _ in b["outcomes"])
-    out: dict[str, Any] = {"first_to_last_row_s": round(last_row - first_row, 2), "processes": []}
+    out: dict[str, Any] = {
+        "first_to_last_row_s": round(last_row - first_row, 2),
+        # from the first batch's start to the last one's end, over every process: the
+        # scoring's own time (a Dask client sees a batch's rows only when it ends, so its
+        # first row comes a whole batch after the scoring began)
+        "scoring_span_s": round(
+            max(b["ended"] for b in batches) - min(b["began"] for b in batches), 2
+        ),
+        "processes": [],
+    }
     for pid in sorted(
         {b["pid"] for b in batches}, key=lambda p: min(b["began"] for b in batches if b["pid"] == p)
     ):
@@ -477,7 +494,10 @@ def show_host_time(label: str, found: dict[str, Any]) -> None:
     if not found:
         say(f"  {label}: no batch logged")
         return
-    say(f"  {label}: first to last row {found['first_to_last_row_s']:.2f} s")
+    say(
+        f"  {label}: scoring span {found['scoring_span_s']:.2f} s (first batch's start to the "
+        f"last one's end), first to last outcome {found['first_to_last_row_s']:.2f} s"
+    )
     for index, p in enumerate(found["processes"], 1):
         say(
             f"    process {index}: {p['batches']} batches, {p['pairs']} pairs, span "
@@ -799,6 +819,18 @@ def main() -> int:
                 ("loopback", "dask scheduler over loopback"),
             ):
                 show_host_time(label, hosts[key])
+            spans = {k: h.get("scoring_span_s") for k, h in hosts.items()}
+            if all(spans.values()):
+                for key in ("cluster", "loopback"):
+                    report.setdefault("dask_spans", {})[f"{key}_over_local"] = round(
+                        spans[key] / spans["local"], 2
+                    )
+                ratios = report["dask_spans"]
+                say(
+                    "  scoring span over local's (the fair comparison: the client's first row "
+                    f"waits for a whole batch): LocalCluster {ratios['cluster_over_local']}, "
+                    f"loopback scheduler {ratios['loopback_over_local']}"
+                )
             report["dask"] = {
                 "workers": args.workers,
                 "batch_size": size,
