@@ -72,12 +72,24 @@ def test_a_label_that_is_not_a_plain_name_is_refused(
     assert list(tmp_path.iterdir()) == []
 
 
+PUBLISHED = BENCH.parent / "results" / "reference" / "closed_world" / "a2b36cd357b3b4d2"
+
+
 @pytest.mark.parametrize(
-    "script", ["overhead.py", "cached_pairs.py", "exhaustive.py", "throughput.py", "trace.py"]
+    ("script", "extra"),
+    [
+        ("overhead.py", []),
+        ("cached_pairs.py", []),
+        ("exhaustive.py", []),
+        ("throughput.py", []),
+        ("trace.py", []),
+        ("bare_work.py", []),
+        ("pool_time.py", [str(PUBLISHED)]),
+    ],
 )
-def test_each_script_refuses_a_bad_label_before_any_work(script: str) -> None:
+def test_each_script_refuses_a_bad_label_before_any_work(script: str, extra: list[str]) -> None:
     done = subprocess.run(
-        [sys.executable, str(BENCH / script), "--label", "not plain"],
+        [sys.executable, str(BENCH / script), *extra, "--label", "not plain"],
         capture_output=True,
         text=True,
         timeout=120,
