@@ -22,27 +22,19 @@ import io
 import json
 import os
 import pstats
-import time
+import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from common import REPO, add_output_options, output_stem, today
+from common import BARE_KINDS, REPO, add_output_options, bare_runs, load, output_stem, today
 
 from harness.cli import fixed_hash_seed
 from harness.execution.draw import load_corpus
 from harness.execution.freeze import checker_for
-from harness.execution.liveness import observe
 from harness.execution.plan import load_plan
 from harness.execution.recorded_calls import attach_probes
-from harness.targets.adapter import GraderAdapter
 from harness.targets.registry import load_target
-
-KINDS = ("liveness", "grader", "checker")
-
-
-def load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def package(filename: str) -> str:
@@ -68,29 +60,21 @@ def main() -> int:
     fixed_hash_seed()
     plan = load_plan(args.plan)
     corpus = load_corpus(args.plan.resolve().parent.parent, plan)
+    tools = sorted({p.tool for p in corpus.pairs if p.mutant.target == args.target})
+    if not tools:  # before loading it: an unknown name is one line, not a traceback
+        print(
+            f"error: {args.plan}: --target: no pair of {args.target!r}; fix: name one of "
+            + ", ".join(sorted({p.mutant.target for p in corpus.pairs})),
+            file=sys.stderr,
+        )
+        return 2
     checker = checker_for(plan)
     target = load_target(args.target)
     attach_probes({args.target: target}, corpus.recorded_probes)
-    tools = sorted({p.tool for p in corpus.pairs if p.mutant.target == args.target})
-    if not tools:
-        print(f"error: {args.plan}: no pair of {args.target}; fix: name a target of the plan")
-        return 2
     calls = corpus.liveness.get(args.target, {})
 
     def work() -> dict[str, dict[str, float]]:
-        spent: dict[str, dict[str, float]] = {}
-        for tool in tools:
-            times = [time.perf_counter()]
-            observe(target.adapter, tool, calls.get(tool, []))
-            times.append(time.perf_counter())
-            if isinstance(target.adapter, GraderAdapter):
-                for task in target.adapter.grader_tasks(tool):
-                    target.adapter.grade(task)
-            times.append(time.perf_counter())
-            checker.check(target, [tool])
-            times.append(time.perf_counter())
-            spent[tool] = {k: times[i + 1] - times[i] for i, k in enumerate(KINDS)}
-        return spent
+        return {tool: bare_runs(target, tool, calls.get(tool, []), checker) for tool in tools}
 
     load_before = load()
     work()  # untimed: imports, caches, first touches
@@ -103,7 +87,7 @@ def main() -> int:
     for (filename, _, _), (_, _, tottime, _, _) in stats.stats.items():  # type: ignore[attr-defined]
         own[package(filename)] += tottime
     total_own = sum(own.values())
-    kinds = {k: round(sum(s[k] for s in spent.values()), 2) for k in KINDS}
+    kinds = {k: round(sum(s[k] for s in spent.values()), 2) for k in BARE_KINDS}
     text = io.StringIO()
     pstats.Stats(profile, stream=text).sort_stats("cumulative").print_stats(args.top)
     lines = [
@@ -111,9 +95,9 @@ def main() -> int:
         f"{args.target}: {len(tools)} tools of {args.plan.name}'s pairs; seconds under cProfile "
         + ", ".join(f"{k} {v}" for k, v in kinds.items()),
         "",
-        f"{'tool':<32} " + " ".join(f"{k:>9}" for k in KINDS),
+        f"{'tool':<32} " + " ".join(f"{k:>9}" for k in BARE_KINDS),
     ]
-    lines += [f"{t:<32} " + " ".join(f"{s[k]:9.3f}" for k in KINDS) for t, s in spent.items()]
+    lines += [f"{t:<32} " + " ".join(f"{s[k]:9.3f}" for k in BARE_KINDS) for t, s in spent.items()]
     lines += ["", "own time by package:"]
     lines += [
         f"  {name:<20} {seconds:8.2f} s {seconds / total_own:6.1%}"

@@ -34,8 +34,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from common import RESULTS, add_output_options, ledger_differences, output_stem, today
-from overhead import load, run
+from common import RESULTS, add_output_options, ledger_differences, load, output_stem, today
+from overhead import run
 from throughput import bench_project
 
 import harness.execution.executors as executors

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import RESULTS, add_output_options, output_stem, today
+from common import RESULTS, add_output_options, load, output_stem, today
 from throughput import bench_project
 
 from harness.cli import fixed_hash_seed
@@ -37,10 +37,6 @@ from harness.execution.draw import DrawnPair
 from harness.execution.pair_scoring import RunContext, complete_context, new_context, score_pair
 from harness.execution.plan import load_plan
 from harness.mutation.apply import package_functions
-
-
-def load() -> str:
-    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
 def family(target: str) -> str:

@@ -6,6 +6,7 @@ sitting on the same day never replaces the first's files unasked)."""
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 import time
@@ -17,7 +18,9 @@ from harness.checker import Checker
 from harness.execution.draw import Corpus, draw
 from harness.execution.freeze import freeze
 from harness.execution.ledger import LedgerRow
+from harness.execution.liveness import observe
 from harness.execution.plan import load_plan
+from harness.targets.adapter import GraderAdapter
 from harness.targets.registry import Target
 
 REPO = Path(__file__).resolve().parent.parent
@@ -85,6 +88,31 @@ def ledger_differences(rows: list[LedgerRow], others: list[LedgerRow]) -> dict[s
 
 def today() -> str:
     return datetime.now(UTC).date().isoformat()
+
+
+def load() -> str:
+    """The load average (1, 5, 15 minutes), as the bench scripts print it beside a time."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+BARE_KINDS = ("liveness", "grader", "checker")
+
+
+def bare_runs(target: Target, tool: str, calls: list[Any], checker: Any) -> dict[str, float]:
+    """Seconds of each run a pair of `tool` must do, on the original, in this process: its
+    liveness `calls`, its grader replays (`grade` of each task calling the tool) and the
+    checker's run (`BARE_KINDS`, in that order)."""
+    adapter = target.adapter
+    times = [time.perf_counter()]
+    observe(adapter, tool, calls)
+    times.append(time.perf_counter())
+    if isinstance(adapter, GraderAdapter):
+        for task in adapter.grader_tasks(tool):
+            adapter.grade(task)
+    times.append(time.perf_counter())
+    checker.check(target, [tool])
+    times.append(time.perf_counter())
+    return {kind: times[i + 1] - times[i] for i, kind in enumerate(BARE_KINDS)}
 
 
 LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")

@@ -40,6 +40,7 @@ from common import (
     RowClock,
     add_output_options,
     ledger_differences,
+    load,
     output_stem,
     said,
     throwaway_project,
@@ -53,10 +54,6 @@ from harness.execution.runner import execute
 REPO = Path(__file__).resolve().parent.parent
 PLANS = ("closed_world_all", "open_world_all")
 TARGET_SECONDS = 180.0  # both toy + AgentDojo pools, coverage on, 2 workers (issue 20)
-
-
-def load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def plan_text(name: str, all_targets: bool) -> str:

@@ -67,18 +67,24 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import RowClock, add_output_options, ledger_differences, output_stem, today
+from common import (
+    RowClock,
+    add_output_options,
+    bare_runs,
+    ledger_differences,
+    load,
+    output_stem,
+    today,
+)
 from throughput import bench_project
 
 from harness.cli import fixed_hash_seed
 from harness.execution.draw import Corpus, DrawnPair
 from harness.execution.freeze import checker_for
 from harness.execution.ledger import LedgerRow, read_rows
-from harness.execution.liveness import observe
 from harness.execution.plan import load_plan
 from harness.execution.recorded_calls import attach_probes
 from harness.execution.runner import execute
-from harness.targets.adapter import GraderAdapter
 from harness.targets.registry import Target, load_target
 
 WAIT = 120  # seconds for a scheduler or its workers to come up
@@ -91,10 +97,6 @@ def say(*parts: Any, flush: bool = True) -> None:
     print(line, flush=flush)
 
 
-def load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
 def family(target: str) -> str:
     return "toy_domain" if target == "toy_domain" else target.split("-")[0]
 
@@ -104,17 +106,9 @@ def family(target: str) -> str:
 
 def _tool_work(target: Target, tool: str, calls: list[Any], checker: Any) -> tuple[float, float]:
     """(seconds of the tool's liveness calls + grader replays + checker run, seconds of the
-    checker run alone), on the original."""
-    adapter = target.adapter
-    began = time.perf_counter()
-    observe(adapter, tool, calls)
-    if isinstance(adapter, GraderAdapter):
-        for task in adapter.grader_tasks(tool):
-            adapter.grade(task)
-    checked = time.perf_counter()
-    checker.check(target, [tool])
-    ended = time.perf_counter()
-    return ended - began, ended - checked
+    checker run alone), on the original (`common.bare_runs`)."""
+    runs = bare_runs(target, tool, calls, checker)
+    return sum(runs.values()), runs["checker"]
 
 
 def bare_work(plan_path: Path, corpus: Corpus) -> dict[tuple[str, str], tuple[float, float]]:

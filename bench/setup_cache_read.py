@@ -35,15 +35,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from common import add_output_options, output_stem, today
+from common import add_output_options, load, output_stem, today
 from throughput import bench_project
 
 from harness.execution.pair_scoring import STATE_FIELDS, _observations
 from harness.execution.setup_cache import FOLDER, SetupCache, _canonical, unshared
-
-
-def load() -> str:
-    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
 def best(function: Callable[[], Any], repeat: int = 3) -> float:

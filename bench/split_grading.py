@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from common import RESULTS, add_output_options, output_stem, today
+from common import RESULTS, add_output_options, load, output_stem, today
 
 from harness.cli import fixed_hash_seed
 from harness.execution.coverage import ClockWindow, fingerprint
@@ -40,10 +40,6 @@ LINES: list[str] = []
 def say(text: str) -> None:
     print(text, flush=True)
     LINES.append(text)
-
-
-def load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def best(function: Callable[[], Any], repeat: int) -> tuple[float, Any]:

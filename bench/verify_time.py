@@ -30,7 +30,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from common import REPO, RESULTS, add_output_options, output_stem, today
+from common import REPO, RESULTS, add_output_options, load, output_stem, today
 
 TIMER = """
 import json, sys, time
@@ -49,10 +49,6 @@ for _ in range(repeat):
     seconds.append(time.perf_counter() - began)
 print(json.dumps({"seconds": seconds, "hashes": hashes, "harness": harness.__file__}))
 """
-
-
-def load() -> str:
-    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
 def timed(plan: str, repeat: int, pythonpath: str | None) -> dict[str, Any]:
