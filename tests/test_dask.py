@@ -80,6 +80,12 @@ if os.environ.get("WARM_SPY_LOG"):
 """
 
 
+def _with_spy(host_log: Path) -> str:
+    """PYTHONPATH with the folder of WARM_SPY's sitecustomize first."""
+    paths = [str(host_log.parent), os.environ.get("PYTHONPATH", "")]
+    return os.pathsep.join(p for p in paths if p)
+
+
 @pytest.fixture(scope="module")
 def host_log(tmp_path_factory) -> Path:
     """Where the cluster's batch hosts log their warm-ups (WARM_SPY)."""
@@ -91,9 +97,8 @@ def cluster(host_log: Path) -> Iterator[tuple[str, distributed.Client]]:
     """Two single-threaded worker processes on 127.0.0.1, shared by the tests of this module,
     started with the warm-up spy on their PYTHONPATH (`host_log`)."""
     (host_log.parent / "sitecustomize.py").write_text(WARM_SPY)
-    paths = [str(host_log.parent), os.environ.get("PYTHONPATH", "")]
     with pytest.MonkeyPatch.context() as started:  # only the workers' environment
-        started.setenv("PYTHONPATH", os.pathsep.join(p for p in paths if p))
+        started.setenv("PYTHONPATH", _with_spy(host_log))
         started.setenv("WARM_SPY_LOG", str(host_log))
         local = distributed.LocalCluster(
             n_workers=2,
@@ -215,8 +220,7 @@ def test_dask_takes_the_same_runs_from_the_original_as_local_and_warms_its_hosts
     local = tmp_path / "local"
     shutil.copytree(root, local)
 
-    paths = [str(host_log.parent), os.environ.get("PYTHONPATH", "")]
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in paths if p))
+    monkeypatch.setenv("PYTHONPATH", _with_spy(host_log))
     monkeypatch.setenv("WARM_SPY_LOG", str(tmp_path / "local.log"))
     assert harness("run", "plans/every.yaml", "--workers", "2", cwd=local).returncode == 0
     monkeypatch.undo()
