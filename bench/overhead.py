@@ -775,7 +775,7 @@ def main() -> int:
 
             size = DaskExecutor(
                 scheduler=None, workers=args.workers, batch_size=args.batch_size
-            ).batch_size_for(len(corpus.pairs), args.workers)
+            ).batch_sizes(len(corpus.pairs), args.workers)
             say(
                 f"3. Dask against local, {args.workers} workers, set-up cached, batches of "
                 f"{size} pairs ({'--batch-size' if args.batch_size else 'the executor default'}):",

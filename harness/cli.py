@@ -852,8 +852,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--batch-size",
         type=int,
         default=None,
-        help="pairs per Dask task (--executor dask only; default: 4 tasks a worker thread, "
-        "at most 8 pairs each)",
+        help="pairs per Dask task (--executor dask only; default: guided, each task "
+        "ceil(pairs left / (2 x worker threads)) pairs, at most 8, down to 1 at the end)",
     )
     run.add_argument(
         "--post-hoc",

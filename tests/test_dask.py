@@ -502,12 +502,18 @@ def test_a_batch_host_that_cannot_start_says_why(tmp_path, monkeypatch):
     assert failed.value.reason == "ModuleNotFoundError: No module named 'harness'"
 
 
-def test_the_default_batch_size_gives_every_worker_thread_four_batches() -> None:
+def test_the_default_batches_are_guided_down_to_one_pair_at_the_end() -> None:
     from harness.execution.dask_executor import DaskExecutor
 
     auto = DaskExecutor(scheduler=None, workers=2, batch_size=None)
-    assert auto.batch_size_for(25, 2) == 4  # ceil(25 / 8): 7 batches for 2 threads
-    assert auto.batch_size_for(3, 2) == 1
-    assert auto.batch_size_for(9620, 2) == 8  # never more than DEFAULT_BATCH_SIZE
-    assert DaskExecutor(scheduler=None, workers=2, batch_size=5).batch_size_for(25, 2) == 5
-    assert auto.describe()["batch_size"] == "auto, at most 8"
+    # ceil(left / 4) for 2 threads: 25 -> 7, 18 -> 5, 13 -> 4, 9 -> 3, 6 -> 2, then ones
+    assert auto.batch_sizes(25, 2) == [7, 5, 4, 3, 2, 1, 1, 1, 1]
+    assert auto.batch_sizes(3, 2) == [1, 1, 1]
+    assert auto.batch_sizes(0, 2) == []
+    big = auto.batch_sizes(9620, 2)
+    assert sum(big) == 9620 and max(big) == 8  # never more than DEFAULT_BATCH_SIZE
+    assert big == sorted(big, reverse=True) and big[-4:] == [1, 1, 1, 1]
+    assert auto.batch_sizes(40, 4) == [5, 5, 4, 4, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1]
+    fixed = DaskExecutor(scheduler=None, workers=2, batch_size=8)
+    assert fixed.batch_sizes(25, 2) == [8, 8, 8, 1]
+    assert auto.describe()["batch_size"].startswith("guided")

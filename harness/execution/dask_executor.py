@@ -1,8 +1,10 @@
 """The Dask executor: the pairs of a run as batches on a Dask cluster (`distributed`).
 
 Client (`DaskExecutor.run`, in `harness run --executor dask [--scheduler ADDRESS]`): cuts
-the pairs not yet in the ledger into batches of `batch_size`, in corpus order, and submits
-one task per batch with a `BatchSpec`: the freeze id, the plan, the liveness corpus and the
+the pairs not yet in the ledger into batches (`--batch-size` each, or guided sizes that
+shrink to one pair at the end: `batch_sizes`), in corpus order, and submits one task per
+batch, one in flight per worker thread (the next when one answers), with a `BatchSpec`:
+the freeze id, the plan, the liveness corpus and the
 hashes of the installed inputs (checker scope, contracts, target source, target versions)
 that the freeze was verified against. Results come back per batch and the runner appends
 the rows (single writer, skipping pairs already recorded). Without `--scheduler` it starts
@@ -41,6 +43,7 @@ set-up, so a published Dask run keeps its baseline.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import math
 import os
@@ -269,16 +272,26 @@ class DaskExecutor:
             "executor": "dask",
             "scheduler": self.scheduler or "LocalCluster",
             "workers": self.workers,
-            "batch_size": self.batch_size or f"auto, at most {DEFAULT_BATCH_SIZE}",
+            "batch_size": self.batch_size
+            or f"guided: ceil(pairs left / (2 x worker threads)), at most {DEFAULT_BATCH_SIZE}",
         }
 
-    def batch_size_for(self, pairs: int, workers: int) -> int:
-        """`--batch-size`, or at least 4 batches a worker thread, at most DEFAULT_BATCH_SIZE
-        pairs each: a small run in batches of 8 left one worker idle while another scored
-        its last batch (bench/overhead.py, 25 pairs on 2 workers: 1.5 times local)."""
+    def batch_sizes(self, pairs: int, workers: int) -> list[int]:
+        """The sizes of a run's batches, in corpus order: `--batch-size` each, or guided:
+        each batch holds ceil(pairs left / (2 × worker threads)) pairs, at most
+        DEFAULT_BATCH_SIZE, so batches shrink to one pair at the end of a run. Equal batches
+        left one host scoring its last batch of slow pairs (tau2's take 1-1.4 s) while the
+        others had none (bench/overhead.py's timeline: 1.75 s idle of a 12 s scoring span
+        in batches of 4, 4-10 s in batches of 8)."""
         if self.batch_size is not None:
-            return self.batch_size
-        return max(1, min(DEFAULT_BATCH_SIZE, math.ceil(pairs / (4 * max(1, workers)))))
+            return [min(self.batch_size, pairs - i) for i in range(0, pairs, self.batch_size)]
+        sizes: list[int] = []
+        left = pairs
+        while left > 0:
+            size = max(1, min(DEFAULT_BATCH_SIZE, math.ceil(left / (2 * max(1, workers)))))
+            sizes.append(size)
+            left -= size
+        return sizes
 
     @contextlib.contextmanager
     def _client(self) -> Iterator[Any]:
@@ -340,8 +353,10 @@ class DaskExecutor:
         del ctx
         with self._client() as client:
             threads = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values())
-            size = self.batch_size_for(len(pairs), threads)
-            batches = [pairs[i : i + size] for i in range(0, len(pairs), size)]
+            batches, start = [], 0
+            for size in self.batch_sizes(len(pairs), threads):
+                batches.append(pairs[start : start + size])
+                start += size
             submitted: dict[Any, tuple[int, int]] = {}  # future -> (batch, tries so far)
             # sent with one task whose result the others depend on, not with every task: a
             # task, unlike scattered data, is computed again when the worker holding it is lost
@@ -352,9 +367,18 @@ class DaskExecutor:
                 submitted[future] = (index, tries + 1)
                 return future
 
-            results = as_completed([submit(i, 0) for i in range(len(batches))])
+            # a worker thread holds one batch at a time and gets the next only when it
+            # answers: submitted all at once (or two a thread), the batches were assigned to
+            # workers early, and a host sat idle at the end while another had several left
+            waiting = iter(range(len(batches)))
+            results = as_completed(
+                [submit(i, 0) for i in itertools.islice(waiting, max(1, threads))]
+            )
             for future in results:
                 index, tries = submitted.pop(future)
+                following = next(waiting, None)
+                if following is not None:
+                    results.add(submit(following, 0))
                 try:
                     outcomes = future.result()
                 except FreezeMismatch as exc:
