@@ -119,7 +119,7 @@ LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:
-    """`--label` and `--replace`, for `output_stem`."""
+    """`--label`, `--replace` and `--out`, for `output_stem`."""
     parser.add_argument(
         "--label",
         help="end the output files' names with -LABEL (a second sitting on the same day keeps "
@@ -128,15 +128,22 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--replace", action="store_true", help="overwrite output files of the same name"
     )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="write the output files into this folder, not results/bench/ (a trial run, or a "
+        "test, that must leave the checkout as it was)",
+    )
 
 
 def output_stem(
     name: str,
     args: argparse.Namespace,
     suffixes: tuple[str, ...] = (".json", ".md"),
-    folder: Path = RESULTS,
+    folder: Path | None = None,
 ) -> Path:
-    """`folder/NAME[-LABEL]`, to which the caller adds `suffixes`. Called before any work: if
+    """`FOLDER/NAME[-LABEL]`, to which the caller adds `suffixes`; FOLDER is `folder`, else
+    `--out`, else results/bench/. Called before any work: if
     one of those files exists and `--replace` was not given (or the label is not a plain
     name), a one-line error and exit 2, so an hour's bench never ends by replacing an
     earlier sitting's record or by failing to write its own."""
@@ -148,6 +155,11 @@ def output_stem(
             file=sys.stderr,
         )
         raise SystemExit(2)
+    out = getattr(args, "out", None)
+    if folder is None and out is not None and not out.is_dir():
+        print(f"error: --out: {out} is not a folder; fix: create it first", file=sys.stderr)
+        raise SystemExit(2)
+    folder = folder or out or RESULTS
     stem = folder / (name + (f"-{label}" if label else ""))
     taken = [Path(f"{stem}{suffix}") for suffix in suffixes if Path(f"{stem}{suffix}").exists()]
     if taken and not getattr(args, "replace", False):

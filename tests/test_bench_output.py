@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -99,4 +100,73 @@ def test_each_script_refuses_a_bad_label_before_any_work(script: str, extra: lis
     assert done.stderr.strip().splitlines() == [
         "error: --label: 'not plain' is not a plain name; "
         "fix: use letters, digits, '.', '_' and '-' only"
+    ]
+
+
+def _bench(script: str, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(BENCH / script), *argv],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=BENCH.parent,
+    )
+
+
+def test_pool_time_sums_a_published_runs_pair_time_by_target(tmp_path: Path) -> None:
+    before = sorted((BENCH.parent / "results" / "bench").iterdir())
+    done = _bench("pool_time.py", str(PUBLISHED), "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    run = json.loads((PUBLISHED / "run.json").read_text())
+    seconds: dict[str, float] = {}
+    pairs: dict[str, int] = {}
+    for line in (PUBLISHED / "ledger.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        seconds[row["target"]] = seconds.get(row["target"], 0.0) + row["timing"]["seconds"]
+        pairs[row["target"]] = pairs.get(row["target"], 0) + 1
+    written = json.loads((tmp_path / f"pool-time-closed_world-{run['freeze_id']}.json").read_text())
+    assert written["workers"] == run["workers"] and written["plan"] == "closed_world"
+    targets = written["targets"]
+    assert {t: v["pairs"] for t, v in targets.items()} == pairs
+    assert {t: v["seconds"] for t, v in targets.items()} == pytest.approx(seconds, abs=0.006)
+    shown = [t["seconds"] for t in targets.values()]
+    assert shown == sorted(shown, reverse=True)  # the slowest target first
+    table = (tmp_path / f"pool-time-closed_world-{run['freeze_id']}.md").read_text()
+    assert f"{sum(pairs.values()):,} pairs" in table
+    assert sum(line.startswith("| ") for line in table.splitlines()) == len(pairs) + 1
+    assert sorted((BENCH.parent / "results" / "bench").iterdir()) == before
+
+
+def test_bare_work_profiles_each_paired_tool_of_a_target(tmp_path: Path) -> None:
+    from harness.execution.draw import load_corpus
+    from harness.execution.plan import load_plan
+
+    plan_path = BENCH.parent / "plans" / "closed_world.yaml"
+    corpus = load_corpus(BENCH.parent, load_plan(plan_path))
+    tools = {p.tool for p in corpus.pairs if p.mutant.target == "toy_domain"}
+    before = sorted((BENCH.parent / "results" / "bench").iterdir())
+    done = _bench(
+        "bare_work.py", "--plan", str(plan_path), "--target", "toy_domain", "--out", str(tmp_path)
+    )
+    assert done.returncode == 0, done.stderr
+    [json_file] = tmp_path.glob("bare-work-toy_domain-*.json")
+    report = json.loads(json_file.read_text())
+    by_tool = report["seconds_by_tool"]
+    assert set(by_tool) == tools
+    for kind, total in report["seconds_by_kind"].items():
+        assert total == pytest.approx(sum(s[kind] for s in by_tool.values()), abs=0.01)
+    assert all(s["checker"] > 0 and s["liveness"] > 0 for s in by_tool.values())
+    assert report["seconds_by_kind"]["grader"] == 0  # the toy domain has no grader
+    assert max(report["own_seconds_by_package"], key=report["own_seconds_by_package"].get) == (
+        "harness"  # a toy tool is the harness's own code
+    )
+    assert json_file.with_suffix(".md").read_text().count("\n") > len(tools)
+    assert sorted((BENCH.parent / "results" / "bench").iterdir()) == before
+
+
+def test_an_out_folder_that_does_not_exist_is_refused(tmp_path: Path) -> None:
+    done = _bench("pool_time.py", str(PUBLISHED), "--out", str(tmp_path / "missing"))
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip().splitlines() == [
+        f"error: --out: {tmp_path / 'missing'} is not a folder; fix: create it first"
     ]
