@@ -517,3 +517,20 @@ def test_the_default_batches_are_guided_down_to_one_pair_at_the_end() -> None:
     fixed = DaskExecutor(scheduler=None, workers=2, batch_size=8)
     assert fixed.batch_sizes(25, 2) == [8, 8, 8, 1]
     assert auto.describe()["batch_size"].startswith("guided")
+
+
+def test_a_batch_is_sent_per_worker_thread_the_cluster_has_when_one_answers() -> None:
+    from harness.execution.dask_executor import BatchFeeder
+
+    cluster = [0]  # worker threads now: none yet when the run starts
+    feeder = BatchFeeder(7, lambda: cluster[0])
+    assert feeder.send(0) == [0]  # one batch, so that the first worker to join has work
+    cluster[0] = 2  # two workers joined
+    assert feeder.send(1) == [1]  # batch 0 still out: one more fills both threads
+    assert feeder.send(1) == [2]  # one of the two answered
+    cluster[0] = 4
+    assert feeder.send(1) == [3, 4, 5]
+    cluster[0] = 1  # three left: nothing sent until the one thread is free
+    assert feeder.send(3) == [] and feeder.send(1) == []
+    assert feeder.send(0) == [6]
+    assert feeder.send(0) == []  # all seven sent

@@ -3,8 +3,8 @@
 Client (`DaskExecutor.run`, in `harness run --executor dask [--scheduler ADDRESS]`): cuts
 the pairs not yet in the ledger into batches (`--batch-size` each, or guided sizes that
 shrink to one pair at the end: `batch_sizes`), in corpus order, and submits one task per
-batch, one in flight per worker thread (the next when one answers), with a `BatchSpec`:
-the freeze id, the plan, the liveness corpus and the
+batch, one in flight per worker thread the cluster has (the next when one answers:
+`BatchFeeder`), with a `BatchSpec`: the freeze id, the plan, the liveness corpus and the
 hashes of the installed inputs (checker scope, contracts, target source, target versions)
 that the freeze was verified against. Results come back per batch and the runner appends
 the rows (single writer, skipping pairs already recorded). Without `--scheduler` it starts
@@ -352,9 +352,12 @@ class DaskExecutor:
         )
         del ctx
         with self._client() as client:
-            threads = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values())
+
+            def threads() -> int:  # asked anew: workers may join (or leave) during a run
+                return sum(client.nthreads().values())
+
             batches, start = [], 0
-            for size in self.batch_sizes(len(pairs), threads):
+            for size in self.batch_sizes(len(pairs), threads()):
                 batches.append(pairs[start : start + size])
                 start += size
             submitted: dict[Any, tuple[int, int]] = {}  # future -> (batch, tries so far)
@@ -367,17 +370,11 @@ class DaskExecutor:
                 submitted[future] = (index, tries + 1)
                 return future
 
-            # a worker thread holds one batch at a time and gets the next only when it
-            # answers: submitted all at once (or two a thread), the batches were assigned to
-            # workers early, and a host sat idle at the end while another had several left
-            waiting = iter(range(len(batches)))
-            results = as_completed(
-                [submit(i, 0) for i in itertools.islice(waiting, max(1, threads))]
-            )
+            feeder = BatchFeeder(len(batches), threads)
+            results = as_completed([submit(i, 0) for i in feeder.send(0)])
             for future in results:
                 index, tries = submitted.pop(future)
-                following = next(waiting, None)
-                if following is not None:
+                for following in feeder.send(len(submitted)):
                     results.add(submit(following, 0))
                 try:
                     outcomes = future.result()
@@ -407,6 +404,23 @@ class DaskExecutor:
                     outcomes = _crashes(batches[index], tries, exc)
                 for outcome in outcomes:
                     on_outcome(outcome)
+
+
+class BatchFeeder:
+    """Which of a run's batches to send next: one in flight per worker thread the cluster has
+    when a batch answers. Submitted all at once (or two a thread), the batches were assigned
+    to workers early and a host sat idle at the end while another had several left
+    (docs/throughput.md); counted once at the start, a worker that joined later would get
+    none, and a run begun before any worker joined would send one batch at a time."""
+
+    def __init__(self, batches: int, threads: Callable[[], int]) -> None:
+        self._waiting = iter(range(batches))
+        self._threads = threads
+
+    def send(self, in_flight: int) -> list[int]:
+        """The batches to submit now, `in_flight` being those sent and not yet answered."""
+        wanted = max(1, self._threads()) - in_flight
+        return list(itertools.islice(self._waiting, max(0, wanted)))
 
 
 def _spec(spec: BatchSpec) -> BatchSpec:
