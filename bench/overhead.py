@@ -773,12 +773,12 @@ def main() -> int:
         if not args.no_dask:
             from harness.execution.dask_executor import DaskExecutor
 
-            size = DaskExecutor(
+            sizes = DaskExecutor(
                 scheduler=None, workers=args.workers, batch_size=args.batch_size
             ).batch_sizes(len(corpus.pairs), args.workers)
             say(
                 f"3. Dask against local, {args.workers} workers, set-up cached, batches of "
-                f"{size} pairs ({'--batch-size' if args.batch_size else 'the executor default'}):",
+                f"{sizes} pairs ({'--batch-size' if args.batch_size else 'the executor default'}):",
                 flush=True,
             )
             logs = {k: folder / f"timeline-{k}.jsonl" for k in ("local", "cluster", "loopback")}
@@ -827,7 +827,8 @@ def main() -> int:
                 )
             report["dask"] = {
                 "workers": args.workers,
-                "batch_size": size,
+                # "batch_size" in the files up to 2026-12-05 (a list in its -merged-*, -final)
+                "batch_sizes": sizes,
                 "local": public(local),
                 "local_cluster": public(dask_local),
                 "loopback_scheduler": public(dask_real),
