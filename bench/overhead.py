@@ -12,14 +12,17 @@ checker (`--no-recorded`: the fresh-environment probes only, as 1.2.0's plans di
 
 1. **Bare work** of each pair: its liveness calls, its grader replays (`grade` of each task
    that calls the tool) and the checker's run, all on the ORIGINAL tool, in this warm
-   process (one untimed pass first, then the best of two). A pair's **overhead** is its
-   wall time in the ledger (1 worker) over its bare work; per target family, the sum of
-   pair times over the sum of bare work. `pair_over_checker_run` is the old ratio
-   (`throughput.py`'s `pair_over_bare_checker`), renamed for what it measures: pair time
-   over the checker's run alone. Both with coverage-guided scoring on and off, each with
-   its set-up computed (a cached set-up warms each target as its first pair's child is
-   forked, and a pair answering meanwhile shows that warm-up in its time), whose rows must
-   be identical (else exit 1).
+   process (one untimed pass first, then the best of two), before the runs and again after
+   them. A pair's **overhead** is its wall time in the ledger (1 worker) over its bare work;
+   per target family, the sum of pair times over the sum of bare work, against the bare work
+   measured before the runs and (in brackets) after them, with the *drift* (after / before):
+   a drift far from 1 means the machine changed while the pairs ran (a neighbour's load, on
+   a shared machine), and then neither ratio is to be believed. `pair_over_checker_run` is
+   the old ratio (`throughput.py`'s `pair_over_bare_checker`), renamed for what it measures:
+   pair time over the checker's run alone. Both with coverage-guided scoring on and off,
+   each with its set-up computed (a cached set-up warms each target as its first pair's
+   child is forked, and a pair answering meanwhile shows that warm-up in its time), whose
+   rows must be identical (else exit 1).
 2. **Set-up to first row**, uncached (results/ removed, the set-up cache with it) and
    cached (only the run folder removed: `results/.setup-cache` kept), and the rows of the
    two (identical, else exit 1).
@@ -111,18 +114,20 @@ def _tool_work(target: Target, tool: str, calls: list[Any], checker: Any) -> tup
     return sum(runs.values()), runs["checker"]
 
 
-def bare_work(plan_path: Path, corpus: Corpus) -> dict[tuple[str, str], tuple[float, float]]:
+def bare_work(
+    plan_path: Path, corpus: Corpus, *, warm_up: bool = True
+) -> dict[tuple[str, str], tuple[float, float]]:
     """(target, tool) -> (bare work, checker run) in seconds: the best of two timed passes
-    after one untimed one, in this process. The liveness calls are the drawn corpus's (its
-    recorded liveness half among them) and the checker has the recorded probe half, as a
-    pair's child has them."""
+    after one untimed one (`warm_up`; a second measurement in the same process skips it),
+    in this process. The liveness calls are the drawn corpus's (its recorded liveness half
+    among them) and the checker has the recorded probe half, as a pair's child has them."""
     plan = load_plan(plan_path)
     checker = checker_for(plan)
     targets = {name: load_target(name) for name in plan.targets()}
     attach_probes(targets, corpus.recorded_probes)
     keys = sorted({(p.mutant.target, p.tool) for p in corpus.pairs})
     best: dict[tuple[str, str], tuple[float, float]] = {}
-    for attempt in range(3):
+    for attempt in range(0 if warm_up else 1, 3):
         for name, tool in keys:
             calls = corpus.liveness.get(name, {}).get(tool, [])
             work, check = _tool_work(targets[name], tool, calls, checker)
@@ -142,26 +147,36 @@ def wall_overhead(entry: dict[str, Any], bare: dict[tuple[str, str], tuple[float
 
 
 def overheads(
-    rows: list[LedgerRow], bare: dict[tuple[str, str], tuple[float, float]]
+    rows: list[LedgerRow],
+    bare: dict[tuple[str, str], tuple[float, float]],
+    after: dict[tuple[str, str], tuple[float, float]],
 ) -> dict[str, dict[str, float]]:
     """Per target family: pairs, pair seconds, bare-work seconds and checker seconds summed,
-    overhead = pair / bare work, and pair / checker run."""
+    overhead = pair / bare work, and pair / checker run; and the same overhead against the
+    bare work measured again `after` the runs, with the drift (after / before): the two
+    sides of the ratio are timed minutes apart, and a drift far from 1 says the machine
+    changed in between (a neighbour's load on a shared one), so neither ratio is sound."""
     out: dict[str, dict[str, float]] = {}
     for row in rows:
         work, check = bare[(row.target, row.tool)]
         entry = out.setdefault(
-            family(row.target), {"pairs": 0, "pair_s": 0.0, "bare_work_s": 0.0, "checker_s": 0.0}
+            family(row.target),
+            {"pairs": 0, "pair_s": 0.0, "bare_work_s": 0.0, "checker_s": 0.0, "after_s": 0.0},
         )
         entry["pairs"] += 1
         entry["pair_s"] += row.timing.seconds
         entry["bare_work_s"] += work
         entry["checker_s"] += check
+        entry["after_s"] += after[(row.target, row.tool)][0]
     for entry in out.values():
         entry["overhead_vs_bare_work"] = round(entry["pair_s"] / entry["bare_work_s"], 2)
+        entry["overhead_vs_bare_work_after"] = round(entry["pair_s"] / entry["after_s"], 2)
+        entry["bare_work_drift"] = round(entry["after_s"] / entry["bare_work_s"], 2)
         entry["pair_over_checker_run"] = round(entry["pair_s"] / entry["checker_s"], 2)
         entry["bare_work_pairs_per_s"] = round(entry["pairs"] / entry["bare_work_s"], 1)
         for key in ("pair_s", "bare_work_s", "checker_s"):
             entry[key] = round(entry[key], 2)
+        entry["bare_work_after_s"] = round(entry.pop("after_s"), 2)
     return dict(sorted(out.items()))
 
 
@@ -695,22 +710,37 @@ def main() -> int:
         off = run(plan_path, fresh=True, workers=1, skip_by_coverage=False)
         show("coverage off, set-up uncached", off)
         same("coverage on / off", on["rows"], off["rows"], failures)
+        before = load()
+        after = bare_work(plan_path, corpus, warm_up=False)
+        report["bare_work_after_load"] = [before, load()]
         report["overhead"] = {
-            "coverage_on": overheads(on["rows"], bare),
-            "coverage_off": overheads(off["rows"], bare),
+            "coverage_on": overheads(on["rows"], bare, after),
+            "coverage_off": overheads(off["rows"], bare, after),
         }
         for label, entry in (("coverage_on", on), ("coverage_off", off)):
             ratio = round(wall_overhead(entry, bare), 2)
             report["overhead"][f"{label}_all_families_by_wall_time"] = ratio
             say(f"  {label:<13} all families: wall time after the first row / bare work {ratio}")
+        drifts = {
+            name: entry["bare_work_drift"]
+            for name, entry in report["overhead"]["coverage_on"].items()
+        }
+        if any(abs(drift - 1) > 0.1 for drift in drifts.values()):
+            say(
+                f"  the bare work drifted by more than 10 % while the pairs ran ({drifts}): the "
+                "machine changed in between, so this section's ratios are not sound",
+                flush=True,
+            )
         for label, by_family in report["overhead"].items():
             if not isinstance(by_family, dict):
                 continue
             for name, entry in by_family.items():
                 say(
                     f"  {label:<13} {name:<11} {entry['pairs']:4} pairs: overhead vs bare work "
-                    f"{entry['overhead_vs_bare_work']:5.2f}, pair / checker run "
-                    f"{entry['pair_over_checker_run']:5.2f} (bare work "
+                    f"{entry['overhead_vs_bare_work']:5.2f} "
+                    f"({entry['overhead_vs_bare_work_after']:.2f} against the bare work after "
+                    f"the runs, drift {entry['bare_work_drift']:.2f})"
+                    f", pair / checker run {entry['pair_over_checker_run']:5.2f} (bare work "
                     f"{entry['bare_work_pairs_per_s']} pairs/s)",
                     flush=True,
                 )

@@ -170,3 +170,32 @@ def test_an_out_folder_that_does_not_exist_is_refused(tmp_path: Path) -> None:
     assert done.stderr.strip().splitlines() == [
         f"error: --out: {tmp_path / 'missing'} is not a folder; fix: create it first"
     ]
+
+
+def test_the_overhead_is_given_against_the_bare_work_before_and_after_the_runs() -> None:
+    """bench/overhead.py's per-family ratio against the bare work timed before the runs and
+    again after them, and the drift between the two (hand-computed: toy pairs of 0.3 s and
+    0.1 s against 0.2 s and 0.1 s of bare work before, 0.25 s and 0.15 s after)."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        spec = importlib.util.spec_from_file_location("bench_overhead", BENCH / "overhead.py")
+        assert spec is not None and spec.loader is not None
+        overhead = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(overhead)
+    finally:
+        sys.path.remove(str(BENCH))
+
+    class Row:
+        def __init__(self, tool: str, seconds: float) -> None:
+            self.target, self.tool = "toy_domain", tool
+            self.timing = argparse.Namespace(seconds=seconds)
+
+    before = {("toy_domain", "a"): (0.2, 0.1), ("toy_domain", "b"): (0.1, 0.05)}
+    after = {("toy_domain", "a"): (0.25, 0.1), ("toy_domain", "b"): (0.15, 0.05)}
+    entry = overhead.overheads([Row("a", 0.3), Row("b", 0.1)], before, after)["toy_domain"]
+    assert entry["pairs"] == 2
+    assert entry["overhead_vs_bare_work"] == round(0.4 / 0.3, 2) == 1.33
+    assert entry["overhead_vs_bare_work_after"] == round(0.4 / 0.4, 2) == 1.0
+    assert entry["bare_work_drift"] == round(0.4 / 0.3, 2) == 1.33
+    assert entry["bare_work_s"] == 0.3 and entry["bare_work_after_s"] == 0.4
+    assert entry["pair_over_checker_run"] == round(0.4 / 0.15, 2)
