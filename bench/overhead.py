@@ -16,13 +16,14 @@ checker (`--no-recorded`: the fresh-environment probes only, as 1.2.0's plans di
    them. A pair's **overhead** is its wall time in the ledger (1 worker) over its bare work;
    per target family, the sum of pair times over the sum of bare work, against the bare work
    measured before the runs and (in brackets) after them, with the *drift* (after / before):
-   a drift far from 1 means the machine changed while the pairs ran (a neighbour's load, on
-   a shared machine), and then neither ratio is to be believed. `pair_over_checker_run` is
-   the old ratio (`throughput.py`'s `pair_over_bare_checker`), renamed for what it measures:
-   pair time over the checker's run alone. Both with coverage-guided scoring on and off,
-   each with its set-up computed (a cached set-up warms each target as its first pair's
-   child is forked, and a pair answering meanwhile shows that warm-up in its time), whose
-   rows must be identical (else exit 1).
+   a drift far from 1 means the machine (a neighbour's load, on a shared one) or this
+   process (what the runs' set-up left cached) changed while the pairs ran, and then neither
+   ratio alone is to be believed. `pair_over_checker_run` is the old ratio
+   (`throughput.py`'s `pair_over_bare_checker`), renamed for what it measures: pair time
+   over the checker's run alone. Both with coverage-guided scoring on and off, each with its
+   set-up computed (a cached set-up warms each target as its first pair's child is forked,
+   and a pair answering meanwhile shows that warm-up in its time), whose rows must be
+   identical (else exit 1).
 2. **Set-up to first row**, uncached (results/ removed, the set-up cache with it) and
    cached (only the run folder removed: `results/.setup-cache` kept), and the rows of the
    two (identical, else exit 1).
@@ -728,7 +729,7 @@ def main() -> int:
         if any(abs(drift - 1) > 0.1 for drift in drifts.values()):
             say(
                 f"  the bare work drifted by more than 10 % while the pairs ran ({drifts}): the "
-                "machine changed in between, so this section's ratios are not sound",
+                "machine, or what this process had cached, changed in between; read both ratios",
                 flush=True,
             )
         for label, by_family in report["overhead"].items():
