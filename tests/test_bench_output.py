@@ -86,6 +86,7 @@ PUBLISHED = BENCH.parent / "results" / "reference" / "closed_world" / "a2b36cd35
         ("trace.py", []),
         ("bare_work.py", []),
         ("pool_time.py", [str(PUBLISHED)]),
+        ("pool_dask.py", []),
     ],
 )
 def test_each_script_refuses_a_bad_label_before_any_work(script: str, extra: list[str]) -> None:
