@@ -176,7 +176,7 @@ def main() -> int:
                     failures.append(label)
             ratio = runs["dask"]["seconds"] / runs["local"]["seconds"]
             after = runs["dask"]["after_first_row_s"] / runs["local"]["after_first_row_s"]
-            print(f"  dask over local: {ratio:.2f} end to end, {after:.2f} after the first row")
+            print(f"  dask over local: {ratio:.3f} end to end, {after:.3f} after the first row")
             report["dask_over_local"] = round(ratio, 3)
             report["dask_over_local_after_first_row"] = round(after, 3)
             report["runs"] = {k: {**v, "folder": None} for k, v in runs.items()}
@@ -189,7 +189,7 @@ def main() -> int:
     lines = [
         f"# bench/pool_dask.py, {today()}",
         "",
-        f"`python bench/pool_dask.py {' '.join(sys.argv[1:])}` at `{report['head']}`: plan "
+        f"`{' '.join(['python bench/pool_dask.py', *sys.argv[1:]])}` at `{report['head']}`: plan "
         f"{plan.name}, freeze {freeze_id}, set-up cache copied: "
         f"{report['set_up_cache_copied']}, order {', '.join(order)}, 2 CPUs shared.",
         "",
@@ -203,8 +203,8 @@ def main() -> int:
         )
     lines += [
         "",
-        f"Dask over local: {report['dask_over_local']:.2f} end to end, "
-        f"{report['dask_over_local_after_first_row']:.2f} after the first row. Rows: "
+        f"Dask over local: {report['dask_over_local']:.3f} end to end, "
+        f"{report['dask_over_local_after_first_row']:.3f} after the first row. Rows: "
         + "; ".join(
             f"{k} {'identical' if v['identical'] else 'DIFFERENT'} ({v['pairs'][0]} / "
             f"{v['pairs'][1]})"
