@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import subprocess
 import sys
 import time
 from datetime import UTC, datetime
@@ -96,6 +97,34 @@ def load() -> str:
 
 
 BARE_KINDS = ("liveness", "grader", "checker")
+
+
+def run_to_first_row(
+    argv: list[str], cwd: Path, run_folders: Path, env: dict[str, str] | None = None
+) -> tuple[float | None, float, str]:
+    """Run `python -m harness ARGV` in `cwd` as a user starts it: (seconds until a ledger
+    under `run_folders` holds a first whole row, None if none did; seconds until it exited;
+    its stderr). A failed run ends the bench (SystemExit with the end of its stderr)."""
+    began = time.perf_counter()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "harness", *argv],
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    first = None
+    while process.poll() is None:
+        if first is None:
+            ledgers = list(run_folders.glob("*/ledger.jsonl"))
+            if ledgers and b"\n" in ledgers[0].read_bytes():
+                first = time.perf_counter() - began
+        time.sleep(0.01)
+    seconds = time.perf_counter() - began
+    _, errors = process.communicate()
+    if process.returncode != 0:
+        raise SystemExit(f"harness {' '.join(argv)} failed: {errors.decode()[-2000:]}")
+    return first, seconds, errors.decode()
 
 
 def bare_runs(target: Target, tool: str, calls: list[Any], checker: Any) -> dict[str, float]:

@@ -78,6 +78,7 @@ from common import (
     ledger_differences,
     load,
     output_stem,
+    run_to_first_row,
     today,
 )
 from throughput import bench_project
@@ -244,24 +245,9 @@ def first_row_in_fresh_process(plan_path: Path, *, fresh: bool) -> dict[str, Any
     name = load_plan(plan_path).name
     shutil.rmtree(root / "results" if fresh else root / "results" / name, ignore_errors=True)
     before = load()
-    began = time.perf_counter()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "harness", "run", str(plan_path), "--workers", "1"],
-        cwd=root,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+    first, ended, _ = run_to_first_row(
+        ["run", str(plan_path), "--workers", "1"], root, root / "results" / name
     )
-    first = None
-    while process.poll() is None:
-        if first is None:
-            ledgers = list((root / "results" / name).glob("*/ledger.jsonl"))
-            if ledgers and b"\n" in ledgers[0].read_bytes():
-                first = time.perf_counter() - began
-        time.sleep(0.01)
-    ended = time.perf_counter() - began
-    _, errors = process.communicate()
-    if process.returncode != 0:
-        raise SystemExit(f"harness run failed: {errors.decode()[-2000:]}")
     return {
         "first_row_s": round(first if first is not None else ended, 2),
         "seconds": round(ended, 2),

@@ -29,11 +29,18 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-from common import REPO, add_output_options, ledger_differences, load, output_stem, today
+from common import (
+    REPO,
+    add_output_options,
+    ledger_differences,
+    load,
+    output_stem,
+    run_to_first_row,
+    today,
+)
 
 from harness.execution.freeze import read_record
 from harness.execution.ledger import read_rows
@@ -50,31 +57,17 @@ def timed_run(root: Path, plan: Path, name: str, workers: int, executor: str) ->
     first whole row and to the end, the load before and after, and the run folder (moved
     aside under `root`)."""
     before = load()
-    began = time.perf_counter()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "harness", "run", str(plan), "--workers", str(workers)]
-        + COMMANDS[executor],
-        cwd=root,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+    first, seconds, errors = run_to_first_row(
+        ["run", str(plan), "--workers", str(workers), *COMMANDS[executor]],
+        root,
+        root / "results" / name,
         env={**os.environ, "PYTHONPATH": str(root)},  # the worktree's harness: HEAD's
     )
-    first = None
-    while process.poll() is None:
-        if first is None:
-            ledgers = list((root / "results" / name).glob("*/ledger.jsonl"))
-            if ledgers and b"\n" in ledgers[0].read_bytes():
-                first = time.perf_counter() - began
-        time.sleep(0.05)
-    seconds = time.perf_counter() - began
-    _, errors = process.communicate()
-    if process.returncode != 0:
-        raise SystemExit(f"harness run ({executor}) failed: {errors.decode()[-2000:]}")
     (run_dir,) = (root / "results" / name).iterdir()
     kept = root / "runs" / executor
     kept.parent.mkdir(exist_ok=True)
     run_dir.rename(kept)
-    set_up = [line for line in errors.decode().splitlines() if line.startswith("set-up: done")]
+    set_up = [line for line in errors.splitlines() if line.startswith("set-up: done")]
     return {
         "seconds": round(seconds, 1),
         "first_row_s": round(first if first is not None else seconds, 1),
