@@ -156,8 +156,9 @@ def overheads(
     """Per target family: pairs, pair seconds, bare-work seconds and checker seconds summed,
     overhead = pair / bare work, and pair / checker run; and the same overhead against the
     bare work measured again `after` the runs, with the drift (after / before): the two
-    sides of the ratio are timed minutes apart, and a drift far from 1 says the machine
-    changed in between (a neighbour's load on a shared one), so neither ratio is sound."""
+    sides of the ratio are timed minutes apart, and a drift far from 1 says the machine (a
+    neighbour's load on a shared one) or this process (still warming) changed in between,
+    so neither ratio alone is to be believed."""
     out: dict[str, dict[str, float]] = {}
     for row in rows:
         work, check = bare[(row.target, row.tool)]

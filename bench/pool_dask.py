@@ -42,6 +42,7 @@ from common import (
     today,
 )
 
+from harness.errors import UserError
 from harness.execution.freeze import read_record
 from harness.execution.ledger import read_rows
 from harness.execution.plan import load_plan
@@ -98,7 +99,12 @@ def main() -> int:
             file=sys.stderr,
         )
         return 2
-    plan = load_plan(plan_path)
+    try:
+        plan = load_plan(plan_path)
+    except UserError as exc:  # one line a problem, as `harness run` gives them
+        for problem in exc.problems:
+            print(f"error: {problem.line()}", file=sys.stderr)
+        return 2
     out = output_stem(f"pool-dask-{plan.name}-{today()}", args)
     record = read_record(REPO, plan)
     if record is None:

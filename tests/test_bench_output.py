@@ -200,3 +200,24 @@ def test_the_overhead_is_given_against_the_bare_work_before_and_after_the_runs()
     assert entry["bare_work_drift"] == round(0.4 / 0.3, 2) == 1.33
     assert entry["bare_work_s"] == 0.3 and entry["bare_work_after_s"] == 0.4
     assert entry["pair_over_checker_run"] == round(0.4 / 0.15, 2)
+
+
+@pytest.mark.parametrize(
+    ("plan", "said"),
+    [
+        ("/nonexistent/plan.yaml", "error: --plan: /nonexistent/plan.yaml is not a plan file"),
+        (str(BENCH.parent / "README.md"), f"error: {BENCH.parent / 'README.md'}: line 6: "),
+    ],
+    ids=["outside", "not-a-plan"],
+)
+def test_pool_dask_refuses_a_bad_plan_in_one_line(plan: str, said: str) -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "pool_dask.py"), "--plan", plan],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith(said), line
