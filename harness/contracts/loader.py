@@ -27,7 +27,9 @@ _FIXES = {
     "literal_error": "use one of the allowed values",
     "string_type": "write a string",
     "int_type": "write a whole number",
+    "int_parsing": "write a whole number",
     "bool_type": "write true or false",
+    "bool_parsing": "write true or false",
     "list_type": "write a list",
     "dict_type": "write a mapping",
     "model_type": "write a mapping",
@@ -64,8 +66,10 @@ def problems_from_validation(
     for err in error.errors():
         message = err["msg"].removeprefix("Value error, ")
         schema = f"`harness {kind} schema`"
-        fix = _FIXES.get(err["type"], f"see {schema} for the field's form")
-        if err["type"].endswith(("_type", "_parsing")):  # a wrong form: say where forms are
+        fix = _FIXES.get(err["type"])
+        if fix is None:
+            fix = f"see {schema} for the field's form"
+        elif err["type"].endswith(("_type", "_parsing")):  # a wrong form: say where forms are
             fix = f"{fix} ({schema} shows the field's form)"
         if err["type"] == "value_error":
             fix = f"correct the {kind} as the message says"
