@@ -69,6 +69,7 @@ from harness.execution.plan import Plan
 CONNECT_TIMEOUT = "30s"
 CLOSE_TIMEOUT = 30  # seconds
 BATCH_TRIES = 2
+LARGE_GRAPH_WARNING = "distributed.admin.large-graph-warning-threshold"  # a dask config key
 
 
 @dataclass(frozen=True)
@@ -331,6 +332,7 @@ class DaskExecutor:
     ) -> None:
         if not pairs:
             return
+        import dask
         from distributed import as_completed
 
         # the whole run's set-up, once, here (the freeze's set-up cache makes a rerun's
@@ -362,8 +364,11 @@ class DaskExecutor:
                 start += size
             submitted: dict[Any, tuple[int, int]] = {}  # future -> (batch, tries so far)
             # sent with one task whose result the others depend on, not with every task: a
-            # task, unlike scattered data, is computed again when the worker holding it is lost
-            shared = client.submit(_spec, spec, pure=False)
+            # task, unlike scattered data, is computed again when the worker holding it is lost.
+            # Sent once, it is the graph Dask's large-graph warning advises (12 MiB on the
+            # exhaustive closed-world plan): the warning is silenced for this one task only.
+            with dask.config.set({LARGE_GRAPH_WARNING: "1 PiB"}):
+                shared = client.submit(_spec, spec, pure=False)
 
             def submit(index: int, tries: int) -> Any:
                 future = client.submit(score_batch, shared, batches[index], pure=False)
