@@ -79,6 +79,8 @@ from common import (
     load,
     output_stem,
     run_to_first_row,
+    set_up_steps,
+    steps_said,
     today,
 )
 from throughput import bench_project
@@ -241,12 +243,13 @@ def same(label: str, rows: list[LedgerRow], others: list[LedgerRow], failures: l
 
 def first_row_in_fresh_process(plan_path: Path, *, fresh: bool) -> dict[str, Any]:
     """`python -m harness run PLAN --workers 1` as a user starts it (imports and targets
-    included): seconds until its ledger holds a first whole row, then until it exits."""
+    included): seconds until its ledger holds a first whole row, then until it exits, and
+    the seconds its `set-up:` lines give (`common.set_up_steps`)."""
     root = plan_path.parent.parent
     name = load_plan(plan_path).name
     shutil.rmtree(root / "results" if fresh else root / "results" / name, ignore_errors=True)
     before = load()
-    first, ended, _ = run_to_first_row(
+    first, ended, errors = run_to_first_row(
         ["run", str(plan_path), "--workers", "1"], root, root / "results" / name
     )
     return {
@@ -254,6 +257,7 @@ def first_row_in_fresh_process(plan_path: Path, *, fresh: bool) -> dict[str, Any
         "seconds": round(ended, 2),
         "load_before": before,
         "load_after": load(),
+        "steps": set_up_steps(errors),
     }
 
 
@@ -752,6 +756,7 @@ def main() -> int:
                 f", done after {entry['seconds']:6.2f} s; load {entry['load_before']}",
                 flush=True,
             )
+            say(f"    of it, by its own set-up lines: {steps_said(entry['steps'])}", flush=True)
         say(f"  cached / uncached first row (fresh process): {cold_ratio:.3f}", flush=True)
         report["set_up"] = {
             "uncached": public(uncached),

@@ -39,6 +39,7 @@ from common import (
     load,
     output_stem,
     run_to_first_row,
+    set_up_steps,
     today,
 )
 
@@ -74,6 +75,7 @@ def timed_run(root: Path, plan: Path, name: str, workers: int, executor: str) ->
         "first_row_s": round(first if first is not None else seconds, 1),
         "after_first_row_s": round(seconds - (first if first is not None else seconds), 1),
         "set_up": set_up[-1] if set_up else None,
+        "steps": set_up_steps(errors),
         "load_before": before,
         "load_after": load(),
         "folder": kept,

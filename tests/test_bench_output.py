@@ -221,3 +221,36 @@ def test_pool_dask_refuses_a_bad_plan_in_one_line(plan: str, said: str) -> None:
     assert done.stdout == ""
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith(said), line
+
+
+def test_set_up_steps_reads_a_real_runs_own_set_up_lines(tmp_path: Path) -> None:
+    """bench/common.py's `set_up_steps` on the stderr of a real `harness run` (the formats
+    `harness/execution/runner.py` and `pair_scoring.py` print): each step's seconds found;
+    on text without them, None each; of two runs' lines, the last."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from test_runner import drawn_and_frozen, harness, project
+
+    common = _common()
+    root = project(tmp_path, per_operator=1)
+    drawn_and_frozen(root)
+    done = harness("run", "plans/small.yaml", cwd=root)
+    assert done.returncode == 0, done.stderr
+    steps = common.set_up_steps(done.stderr)
+    assert set(steps) == {"targets_loaded_s", "freeze_verified_s", "set_up_done_s"}
+    assert all(isinstance(v, float) and v >= 0 for v in steps.values()), (steps, done.stderr)
+    assert common.set_up_steps("scoring 4 of 4 pairs\n") == dict.fromkeys(steps)
+    two = (
+        "set-up: 2 targets loaded in 7.2 s; verifying the freeze\n"
+        "set-up: freeze 0123456789abcdef verified: 8,166 hashes in 0.9 s\n"
+        "set-up: done in 2.5 s; baseline 3 from the set-up cache\n"
+        "set-up: 1 target loaded in 0.6 s; verifying the freeze\n"
+    )
+    assert common.set_up_steps(two) == {
+        "targets_loaded_s": 0.6,
+        "freeze_verified_s": 0.9,
+        "set_up_done_s": 2.5,
+    }
+    assert common.steps_said(common.set_up_steps(two)) == (
+        "targets loaded 0.60 s, freeze verified 0.90 s, original tools prepared 2.50 s"
+    )
+    assert "not said" in common.steps_said(dict.fromkeys(steps))
