@@ -127,10 +127,20 @@ def run_to_first_row(
     return first, seconds, errors.decode()
 
 
-SET_UP_STEPS = (  # what `harness run` says on stderr before its first pair, with its own times
-    ("targets_loaded_s", re.compile(r"^set-up: \d+ targets? loaded in ([0-9.]+) s")),
-    ("freeze_verified_s", re.compile(r"^set-up: freeze \S+ verified: .* in ([0-9.]+) s")),
-    ("set_up_done_s", re.compile(r"^set-up: done in ([0-9.]+) s")),
+# what `harness run` says on stderr before its first pair, with its own times: (key, the
+# step in words, the line)
+SET_UP_STEPS = (
+    (
+        "targets_loaded_s",
+        "targets loaded",
+        re.compile(r"^set-up: \d+ targets? loaded in ([0-9.]+) s"),
+    ),
+    (
+        "freeze_verified_s",
+        "freeze verified",
+        re.compile(r"^set-up: freeze \S+ verified: .* in ([0-9.]+) s"),
+    ),
+    ("set_up_done_s", "original tools prepared", re.compile(r"^set-up: done in ([0-9.]+) s")),
 )
 
 
@@ -140,9 +150,9 @@ def set_up_steps(stderr: str) -> dict[str, float | None]:
     freeze, and preparing the original tools (baselines, liveness, grades, coverage; read
     from the set-up cache when it holds them). Where a fresh process's time to the first row
     goes, in the run's own words."""
-    found: dict[str, float | None] = dict.fromkeys(name for name, _ in SET_UP_STEPS)
+    found: dict[str, float | None] = dict.fromkeys(name for name, _, _ in SET_UP_STEPS)
     for line in stderr.splitlines():
-        for name, pattern in SET_UP_STEPS:
+        for name, _, pattern in SET_UP_STEPS:
             match = pattern.match(line)
             if match:
                 found[name] = float(match.group(1))
@@ -152,11 +162,7 @@ def set_up_steps(stderr: str) -> dict[str, float | None]:
 def steps_said(steps: dict[str, float | None]) -> str:
     """`set_up_steps`'s seconds in words: "targets loaded 7.20 s, freeze verified 0.90 s,
     original tools prepared 2.50 s"."""
-    words = {
-        "targets_loaded_s": "targets loaded",
-        "freeze_verified_s": "freeze verified",
-        "set_up_done_s": "original tools prepared",
-    }
+    words = {name: said for name, said, _ in SET_UP_STEPS}
     return ", ".join(
         f"{words[name]} {'not said' if value is None else f'{value:.2f} s'}"
         for name, value in steps.items()
