@@ -80,6 +80,25 @@ def spinning(run: subprocess.Popen[str]) -> bool:
     return len(session_members(run.pid)) >= 2
 
 
+def mutant_spinning(run: subprocess.Popen[str], cpu_seconds: float = 0.3) -> bool:
+    """A pair child of the run has spent `cpu_seconds` of CPU: past waiting for its pair (a
+    child waits for it on a pipe, with no CPU and before its backstop is set), the mutant
+    spinning. `spinning` alone also holds for a child just forked, and stopping the parent
+    before it sent the pair left that child waiting for good."""
+    tick = os.sysconf("SC_CLK_TCK")
+    for pid in session_members(run.pid):
+        if pid == run.pid:
+            continue
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if (int(fields[11]) + int(fields[12])) / tick >= cpu_seconds:  # utime + stime
+            return True
+    return False
+
+
 @pytest.fixture
 def cleanup():
     sessions: list[int] = []
@@ -107,7 +126,7 @@ def test_a_child_ends_itself_when_its_parent_cannot(tmp_path, monkeypatch, clean
     root = frozen_faults(tmp_path, monkeypatch, {"transfer": SPIN}, timeout)
     run = start_run(root)
     cleanup.append(run.pid)
-    assert wait_until(lambda: spinning(run), 60)
+    assert wait_until(lambda: mutant_spinning(run), 60)
     os.kill(run.pid, signal.SIGSTOP)  # alive, so no parent-death signal, but cannot kill
     try:
         assert wait_until(
