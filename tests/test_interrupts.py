@@ -24,18 +24,22 @@ SPIN = FAULTS["transfer"]  # `while True: pass`: the mutant spins until somethin
 QUICK = FAULTS["get_balance"]  # a compile error: scored at once
 
 
+def stat_fields(pid: int | str) -> list[str] | None:
+    """/proc/PID/stat's fields after the command name (state first), or None when the
+    process is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat[stat.rindex(")") + 2 :].split()
+
+
 def session_members(sid: int) -> list[int]:
     """The pids of live processes in session `sid` (zombies count as gone)."""
     members = []
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[3]) == sid and fields[0] != "Z":
+        fields = stat_fields(entry.name) if entry.name.isdigit() else None
+        if fields is not None and int(fields[3]) == sid and fields[0] != "Z":
             members.append(int(entry.name))
     return members
 
@@ -87,15 +91,9 @@ def mutant_spinning(run: subprocess.Popen[str], cpu_seconds: float = 0.3) -> boo
     before it sent the pair left that child waiting for good."""
     tick = os.sysconf("SC_CLK_TCK")
     for pid in session_members(run.pid):
-        if pid == run.pid:
-            continue
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if (int(fields[11]) + int(fields[12])) / tick >= cpu_seconds:  # utime + stime
-            return True
+        fields = stat_fields(pid) if pid != run.pid else None
+        if fields is not None and (int(fields[11]) + int(fields[12])) / tick >= cpu_seconds:
+            return True  # utime + stime
     return False
 
 
