@@ -402,3 +402,29 @@ def test_every_confirmed_bfcl_site_matches_the_baseline_and_the_installed_source
         lines, start = inspect.getsourcelines(function)
         assert Path(inspect.getsourcefile(function) or "").resolve() == path.resolve()
         assert start <= site.line <= (site.end_line or site.line) < start + len(lines), site.id
+
+
+def test_bfcl_tasks_are_graded_whole_under_coverage_guided_scoring(monkeypatch) -> None:
+    """BFCL's evaluation costs less than the copies its split replay takes
+    (bench/split_grading.py), so a task named for reuse on equal inputs is still graded
+    whole: `grade`, never `replay`; AgentDojo, whose evaluation is the costly part, splits."""
+    from types import SimpleNamespace
+
+    from harness.execution.coverage import Reuse
+    from harness.execution.pair_scoring import grader_verdict
+    from harness.targets.adapter import SplitGrader, splits
+    from harness.targets.registry import load_target
+
+    target = load_target("bfcl-ticket")
+    assert isinstance(target.adapter, SplitGrader) and not splits(target.adapter)
+    assert splits(load_target("agentdojo-banking").adapter)
+    tasks = target.adapter.grader_tasks("close_ticket")
+    ctx = SimpleNamespace(grades={(target.name, t): target.adapter.grade(t) for t in tasks})
+
+    def no_replay(task: str) -> tuple:
+        raise AssertionError(f"replayed {task} apart")
+
+    monkeypatch.setattr(target.adapter, "replay", no_replay)
+    reuse = Reuse(0, 0, frozenset(tasks), False)
+    caught, changed, reused = grader_verdict(ctx, target, "close_ticket", reuse)
+    assert (caught, changed, reused) == (False, [], 0)

@@ -215,3 +215,27 @@ def test_one_walk_serves_callers_that_skip_different_folders(tmp_path):
     for skip in ([one], [two], []):
         assert package_files(folder, skip, reads) == package_files(folder, skip)
     assert len(walked) == 6 and len(reads._walks) == 1
+
+
+def test_an_adapters_own_package_is_part_of_the_target_it_adapts():
+    """BFCL's grader decides `grader_caught` as its adapter decides what is observed: both
+    are in the target's `target_source`, so editing either ends a held-out target's
+    blindness; the toy adapter's folder is `harness.targets`, shared by every target, so
+    only its own module counts."""
+    pytest.importorskip("bfcl_eval")
+    from harness.execution.freeze import installed_inputs
+    from harness.execution.plan import ArmSpec, Plan
+
+    arms = [
+        ArmSpec(name=t, kind="closed_world", target=t, operators=["M-PHANTOM"], draw_per_operator=1)
+        for t in ("bfcl-ticket", "toy_domain")
+    ]
+    hashes, _ = installed_inputs(Plan(name="p", description="scope", seed=0, arms=arms))
+    adapters = {k for k in hashes["target_source"] if ":adapter:" in k}
+    assert {"bfcl-ticket:adapter:adapter.py", "bfcl-ticket:adapter:grader.py"} <= adapters
+    assert "bfcl-ticket:adapter:tasks.py" in adapters
+    assert {k for k in adapters if k.startswith("toy_domain:")} == {"toy_domain:adapter:toy.py"}
+    grader = Path(harness.__file__).parent / "targets" / "bfcl" / "grader.py"
+    assert hashes["target_source"]["bfcl-ticket:adapter:grader.py"] == hashlib.sha256(
+        grader.read_bytes()
+    ).hexdigest()

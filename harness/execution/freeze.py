@@ -252,15 +252,32 @@ def installed_inputs(
         tops = {adapter.tool_function(t).__module__.split(".", 1)[0] for t in adapter.tool_names()}
         skip = [adapter.contracts_dir()]
         files = {path for top in tops for path in tool_files(top, skip, reads)}
-        # the adapter decides what the checker observes: it is part of the target
-        adapter_file = Path(inspect.getsourcefile(type(adapter)) or "")
-        hashes["target_source"][f"{name}:adapter:{adapter_file.name}"] = reads.sha256(adapter_file)
+        # the adapter decides what the checker observes and how the grader replays: it is
+        # part of the target, with the modules of its own package (a grader, task loaders)
+        for adapter_file in adapter_files(type(adapter)):
+            key = f"{name}:adapter:{adapter_file.name}"
+            hashes["target_source"][key] = reads.sha256(adapter_file)
         for path in sorted(files):
             hashes["target_source"][f"{name}:{_rel(path, source_root, reads)}"] = reads.sha256(path)
     scopes = [p for c in checkers for p in c.scope_files()]
     harness = harness_files(scopes, reads)
     hashes["harness"] = {key: reads.sha256(path) for key, path in harness.items()}
     return hashes, versions
+
+
+def adapter_files(adapter_class: type) -> list[Path]:
+    """The adapter's module file and, when it lives in a package of its own (not
+    `harness.targets` itself, whose modules every target shares), every module of that
+    package: BFCL's and tau2's graders and task loaders sit beside their adapters, and what
+    they replay decides `grader_caught` as much as the adapter decides what is observed."""
+    import harness.targets
+
+    module_file = Path(inspect.getsourcefile(adapter_class) or "")
+    folder = module_file.parent
+    shared = Path(harness.targets.__file__).parent
+    if folder.resolve() == shared.resolve() or not (folder / "__init__.py").is_file():
+        return [module_file]
+    return sorted({module_file, *folder.glob("*.py")})
 
 
 def freeze_id_of(

@@ -81,6 +81,13 @@ class BfclAdapter:
     # Which grader arm `grader_tasks` names (grader.py): "shipped", BFCL's checker as it
     # ships (differential), or "expected", against the unmutated classes.
     grader_arm = "shipped"
+    # Graded whole even with coverage-guided scoring (`adapter.splits`): a task's evaluation
+    # (BFCL's state and response checks, 0.1 ms) costs far less than the copies of every
+    # turn's instances its replay takes to feed it, so a replay and its fingerprint cost
+    # 1.3 to 2.5 times a whole grade (bfcl-travel: 2.3 ms against 1.15 ms;
+    # results/bench/split-grading-2026-12-04.md, bench/split_grading.py). Set at the
+    # refreeze that ended BFCL's held-out status (the blind runs were checker 1.3.0's).
+    split_grading = False
 
     def __init__(self, slug: str):
         if slug not in CLASSES:
