@@ -304,7 +304,7 @@ def prediction_problems(plan: Plan, file: str) -> list[Problem]:
             {
                 op
                 for a in plan.arms
-                if a.kind is Arm.CLOSED_WORLD and in_benchmark(a.target, bench)
+                if a.kind is Arm.CLOSED_WORLD and any(in_benchmark(t, bench) for t in a.targets)
                 for op in a.operators
             }
         )
@@ -329,7 +329,7 @@ def prediction_problems(plan: Plan, file: str) -> list[Problem]:
                         "name one of " + ", ".join([*drawn, POOLED_KEY]),
                     )
                 )
-    closed_targets = {a.target for a in plan.arms if a.kind is Arm.CLOSED_WORLD}
+    closed_targets = {t for a in plan.arms if a.kind is Arm.CLOSED_WORLD for t in a.targets}
     benchmarks = sorted({t.split("-", 1)[0] for t in closed_targets if "-" in t})
     for i, spec in enumerate(plan.predictions.better_than):
         for scope in spec.scopes:
