@@ -330,6 +330,39 @@ def test_bad_predictions_are_one_line_errors(tmp_path, predictions, message):
     assert not (root / "mutants").exists()
 
 
+def test_a_closed_world_arm_over_two_targets_has_its_predictions_checked():
+    """Its targets are a list: the benchmark and better_than scope checks read each one
+    (they once hashed the list itself and raised TypeError)."""
+    from harness.execution.plan import Plan, prediction_problems
+
+    arm = {
+        "name": "a",
+        "kind": "closed_world",
+        "target": ["toy_domain", "tau2-airline"],
+        "operators": ["M-RESET"],
+        "draw_per_operator": 1,
+    }
+    plan = Plan.model_validate(
+        {
+            "name": "p",
+            "description": "d",
+            "seed": 1,
+            "arms": [arm],
+            "predictions": {
+                "benchmark_recall_floor": {"tau2": {"M-RESET": 0.5}},
+                "better_than": [{"run": "r", "scopes": ["tau2", "bfcl"]}],
+            },
+        }
+    )
+    problems = prediction_problems(plan, "plans/p.yaml")
+    assert [(p.where, p.message) for p in problems] == [
+        (
+            "predictions.better_than.0.scopes",
+            "'bfcl' is no scope of the plan's closed-world pairs",
+        )
+    ]
+
+
 # --- --strict from the command line -----------------------------------------------------------
 
 

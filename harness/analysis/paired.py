@@ -102,6 +102,20 @@ def benchmark_of(target: str) -> str:
     return target.split("-", 1)[0]
 
 
+def scope_parts(shared: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """The shared pairs (a merge with the new run's `scope_new` and `target_new`) per scope:
+    toy, real, each real benchmark (sorted), then pooled; a scope without pairs left out,
+    pooled never."""
+    parts = [
+        (scope.value, shared[shared["scope_new"].astype(str) == scope.value])
+        for scope in (Scope.TOY, Scope.REAL)
+    ]
+    real = shared[shared["scope_new"].astype(str) == Scope.REAL.value]
+    benches = real["target_new"].astype(str).map(benchmark_of)
+    parts += [(bench, real[benches == bench]) for bench in sorted(set(benches))]
+    return [(name, part) for name, part in parts if not part.empty] + [(Scope.POOLED.value, shared)]
+
+
 def _shared(new: pd.DataFrame, old: pd.DataFrame, arm_kind: str) -> pd.DataFrame:
     keep = ["pair_id", "scope", "target", "detected", "undecided"]
     a = new[(new["arm_kind"] == arm_kind) & new["in_n"]][keep]
@@ -120,19 +134,8 @@ def paired_frames(
 ) -> list[PairedTable]:
     """`paired_tables` of two ledger frames; `arm_kind` open_world pairs the open-world
     pairs instead (descriptive: `better_than` is scored on the closed world only)."""
-    shared = _shared(new, old, arm_kind)
     out = []
-    parts = [
-        (scope.value, shared[shared["scope_new"].astype(str) == scope.value])
-        for scope in (Scope.TOY, Scope.REAL)
-    ]
-    real = shared[shared["scope_new"].astype(str) == Scope.REAL.value]
-    benches = real["target_new"].astype(str).map(benchmark_of)
-    parts += [(bench, real[benches == bench]) for bench in sorted(set(benches))]
-    parts.append((Scope.POOLED.value, shared))
-    for name, part in parts:
-        if name != Scope.POOLED.value and part.empty:
-            continue
+    for name, part in scope_parts(_shared(new, old, arm_kind)):
         dn = part["detected_new"].astype(bool)
         do = part["detected_old"].astype(bool)
         out.append(

@@ -20,6 +20,11 @@ the closed-world pairs both runs share, by the rule in `harness.analysis.paired`
 the support rule on evidence bounds and McNemar's exact test (the paired sampling-robust
 claim) both say new>old; failed when the new run's upper evidence bound does not exceed the
 old run's lower one, or the test says old>new; undecided otherwise.
+A `same_as` prediction (this checker decides every shared pair as a published run did) is
+scored on the pairs of every arm both runs share, by the rule in `harness.analysis.same_as`:
+held when some pair is shared and none changed a decision, failed when one did (the first
+three named in `observed`), undecided when none is shared or the run is not found. It is
+a claim about those pairs, not a sample: no interval.
 A failed prediction is a result, not an error: `--strict` turns it into exit code 3.
 """
 
@@ -35,6 +40,7 @@ import pandas as pd
 from harness.analysis.frame import ledger_frame
 from harness.analysis.paired import PairedTable, better_than_outcome, paired_frames
 from harness.analysis.runs import load_rows
+from harness.analysis.same_as import SameTable, same_as_outcome, same_tables
 from harness.analysis.scoring import (
     ALL,
     RecallRow,
@@ -47,9 +53,10 @@ from harness.analysis.scoring import (
 from harness.analysis.statistics import Bounds
 from harness.checker.verdicts import Verdict
 from harness.execution.ledger import LedgerRow
-from harness.execution.plan import POOLED_KEY, BetterThan, Predictions, in_benchmark
+from harness.execution.plan import POOLED_KEY, BetterThan, Predictions, SameAs, in_benchmark
 
 PREDICTION_FAILED_EXIT = 3
+NAMED_CHANGES = 3  # changed pairs a failed `same_as` names in `observed`
 
 
 class Outcome(StrEnum):
@@ -94,6 +101,7 @@ class PredictionKind(StrEnum):
     ESCAPE_RATE_CEILING = "escape_rate_ceiling"
     NEGATIVE_CONTROL = "negative_control"
     BETTER_THAN = "better_than"
+    SAME_AS = "same_as"
 
 
 @dataclass(frozen=True)
@@ -111,6 +119,9 @@ class PredictionRow:
     # better_than: every scope's table against the same run (the paired table shows them
     # all, the predicted ones with their outcome)
     paired_context: tuple[PairedTable, ...] = ()
+    same: SameTable | None = None  # same_as: the shared pairs, those that changed
+    # same_as: every scope's table against the same run (the same_as table shows them all)
+    same_context: tuple[SameTable, ...] = ()
 
 
 def _share(value: float | None) -> str | None:
@@ -278,6 +289,47 @@ def _better_than_rows(
     return out
 
 
+def _same_as_rows(
+    frame: pd.DataFrame, specs: Sequence[SameAs], root: str | Path | None
+) -> list[PredictionRow]:
+    out = []
+    for spec in specs:
+        old = _old_frame(spec.run, root)
+        context = () if old is None else tuple(same_tables(frame, old))
+        tables = {t.scope: t for t in context}
+        post_hoc = bool(frame["post_hoc"].any()) if len(frame) else False
+        for scope in spec.scopes:
+            table = tables.get(scope)
+            out.append(
+                PredictionRow(
+                    PredictionKind.SAME_AS,
+                    scope,
+                    spec.run,
+                    f"= {spec.run}",
+                    _same_observed(table) if old is not None else "run not found",
+                    table.n if table is not None else 0,
+                    None,  # a claim about the shared pairs, not a sample
+                    Outcome(same_as_outcome(table)),
+                    post_hoc,
+                    same=table,
+                    same_context=context,
+                )
+            )
+    return out
+
+
+def _same_observed(table: SameTable | None) -> str | None:
+    """`2 of 6 shared pairs changed: a (status missed→detected), b (live none→true)`."""
+    if table is None or not table.n:
+        return None
+    said = f"{len(table.changed)} of {table.n} shared pairs changed"
+    if not table.changed:
+        return said
+    named = ", ".join(str(c) for c in table.changed[:NAMED_CHANGES])
+    more = len(table.changed) - NAMED_CHANGES
+    return f"{said}: {named}" + (f" and {more} more" if more > 0 else "")
+
+
 def _old_frame(run: str, root: str | Path | None) -> pd.DataFrame | None:
     """The published run's ledger frame; None when it is not there to compare with."""
     folder = Path(root or ".") / run
@@ -298,8 +350,8 @@ def score_frame_predictions(
 ) -> list[PredictionRow]:
     """Every prediction of the plan (`predictions`; None when unknown) and every negative
     control's predicted verdict (carried by its ledger row), in that order, from the ledger
-    frame (`ledger_frame`); `root`: the project root a `better_than` run is relative to
-    (the current folder when None)."""
+    frame (`ledger_frame`); `root`: the project root a `better_than` or `same_as` run is
+    relative to (the current folder when None)."""
     out: list[PredictionRow] = []
     if predictions is not None:
         # a benchmark's own floors first: a held-out benchmark's are the blind claims
@@ -308,6 +360,7 @@ def score_frame_predictions(
         out += _precision_rows(frame, predictions.precision_floor)
         out += _escape_rows(frame, predictions.escape_rate_ceiling)
         out += _better_than_rows(frame, predictions.better_than, root)
+        out += _same_as_rows(frame, predictions.same_as, root)
     return out + _control_rows(frame)
 
 

@@ -28,8 +28,8 @@ from harness.analysis.statistics import (
 )
 from harness.checker.verdicts import DefectClass, Verdict
 from harness.execution.ledger import LedgerRow, MissCause, PairStatus
+from harness.execution.plan import TOY_TARGET
 
-TOY_TARGET = "toy_domain"
 ALL = "all"  # the operator name of a pooled row
 
 

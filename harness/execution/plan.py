@@ -5,6 +5,7 @@ before any number exists. One YAML file under `plans/`; its JSON Schema is expor
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -75,6 +76,7 @@ class NegativeControlSpec(_Strict):
 
 Share = Annotated[float, Field(ge=0.0, le=1.0)]
 POOLED_KEY = "all"  # a prediction key naming every operator of its arms pooled
+TOY_TARGET = "toy_domain"  # the target of scope toy (harness.analysis.scoring.scope_of)
 SCREENING_RULES = ("compile-define-bytecode-v1",)
 
 
@@ -126,6 +128,24 @@ class BetterThan(_Strict):
     )
 
 
+class SameAs(_Strict):
+    """This plan's checker decides every pair it shares with a published run exactly as that
+    run did, on the pairs of every arm both share (`harness.analysis.same_as`: the ledger's
+    decision columns, pair for pair; no interval: a claim about those pairs, not a sample)."""
+
+    run: str = Field(
+        description="The published run folder, relative to the project root "
+        "(results/reference/<plan>/<run>)"
+    )
+    scopes: list[str] = Field(
+        default_factory=lambda: ["pooled"],
+        min_length=1,
+        description="The scopes predicted, each scored on its own shared pairs: toy, real, "
+        "pooled, or a benchmark of the real targets (the name before the first `-`: "
+        "agentdojo, tau2, bfcl); each one an arm of the plan draws from",
+    )
+
+
 class Predictions(_Strict):
     """What the plan expects, scored after every run (`harness.analysis.predictions`): a
     floor holds when the whole 95% interval lies at or above it, a ceiling when it lies at
@@ -162,6 +182,12 @@ class Predictions(_Strict):
         default_factory=list,
         description="Published runs this checker is predicted to beat, per scope, on the "
         "pairs both share (held / failed / undecided: README, Predictions that compare)",
+    )
+    same_as: list[SameAs] = Field(
+        default_factory=list,
+        description="Published runs whose decisions this checker is predicted to repeat on "
+        "every pair both share (held / failed / undecided: docs/workflow.md, Predictions "
+        "that change nothing)",
     )
     notes: str | None = None
 
@@ -254,20 +280,32 @@ def load_plan(path: Path) -> Plan:
     return plan
 
 
+def _compared(plan: Plan) -> Iterator[tuple[str, int, BetterThan | SameAs]]:
+    """Every prediction that names a published run: (its list's field path, its index in
+    that list, the prediction), `better_than` first."""
+    for field, specs in (
+        ("predictions.better_than", plan.predictions.better_than),
+        ("predictions.same_as", plan.predictions.same_as),
+    ):
+        for index, spec in enumerate(specs):
+            yield field, index, spec
+
+
 def _compared_runs(plan: Plan, path: Path) -> list[Problem]:
-    """A `better_than` run must be there to compare with (relative to the project root)."""
-    if not plan.predictions.better_than or path.resolve().parent.name != "plans":
+    """A compared run (`better_than`, `same_as`) must be there to compare with (relative to
+    the project root)."""
+    if path.resolve().parent.name != "plans":
         return []
     root = path.resolve().parent.parent
     return [
         Problem(
             str(path),
-            f"predictions.better_than[{index}].run",
+            f"{field}[{index}].run",
             f"{spec.run} holds no ledger.jsonl",
             "name a published run folder, relative to the project root "
             "(results/reference/PLAN/RUN)",
         )
-        for index, spec in enumerate(plan.predictions.better_than)
+        for field, index, spec in _compared(plan)
         if not (root / spec.run / "ledger.jsonl").is_file()
     ]
 
@@ -304,7 +342,7 @@ def prediction_problems(plan: Plan, file: str) -> list[Problem]:
             {
                 op
                 for a in plan.arms
-                if a.kind is Arm.CLOSED_WORLD and in_benchmark(a.target, bench)
+                if a.kind is Arm.CLOSED_WORLD and any(in_benchmark(t, bench) for t in a.targets)
                 for op in a.operators
             }
         )
@@ -329,17 +367,24 @@ def prediction_problems(plan: Plan, file: str) -> list[Problem]:
                         "name one of " + ", ".join([*drawn, POOLED_KEY]),
                     )
                 )
-    closed_targets = {a.target for a in plan.arms if a.kind is Arm.CLOSED_WORLD}
+    closed_targets = {t for a in plan.arms if a.kind is Arm.CLOSED_WORLD for t in a.targets}
     benchmarks = sorted({t.split("-", 1)[0] for t in closed_targets if "-" in t})
-    for i, spec in enumerate(plan.predictions.better_than):
+    arm_scopes = _drawn_scopes(plan)
+    for field, i, spec in _compared(plan):
+        # better_than: any scope of the closed-world pairs; same_as: one an arm draws from
+        if isinstance(spec, BetterThan):
+            choices = ["toy", "real", "pooled", *benchmarks]
+            what = "no scope of the plan's closed-world pairs"
+        else:
+            choices, what = arm_scopes, "no scope an arm of the plan draws from"
         for scope in spec.scopes:
-            if scope not in ("toy", "real", "pooled", *benchmarks):
+            if scope not in choices:
                 problems.append(
                     Problem(
                         file,
-                        f"predictions.better_than.{i}.scopes",
-                        f"{scope!r} is no scope of the plan's closed-world pairs",
-                        "name one of " + ", ".join(["toy", "real", "pooled", *benchmarks]),
+                        f"{field}.{i}.scopes",
+                        f"{scope!r} is {what}",
+                        "name one of " + ", ".join(choices),
                     )
                 )
     for key in plan.predictions.escape_rate_ceiling:
@@ -356,6 +401,20 @@ def prediction_problems(plan: Plan, file: str) -> list[Problem]:
                 )
             )
     return problems
+
+
+def _drawn_scopes(plan: Plan) -> list[str]:
+    """The scopes the plan's arms draw from, of every kind, as the shared pairs of a
+    `same_as` are split (`harness.analysis.same_as`): toy, real, each real benchmark (the
+    name before the first `-`), pooled."""
+    targets = plan.targets()
+    real = [t for t in targets if t != TOY_TARGET]
+    return [
+        *(["toy"] if TOY_TARGET in targets else []),
+        *(["real"] if real else []),
+        *sorted({t.split("-", 1)[0] for t in real}),
+        "pooled",
+    ]
 
 
 def project_root(plan_path: Path) -> Path:

@@ -9,6 +9,7 @@ from harness.analysis.census import escape_census_table, recall_census_table
 from harness.analysis.clause_yield import clause_yield_table
 from harness.analysis.frame import ledger_frame
 from harness.analysis.predictions import (
+    PredictionKind,
     score_frame_predictions,
 )
 from harness.analysis.runs import RunMeta
@@ -45,6 +46,7 @@ from harness.analysis.tables.open_world import cause_table, escape_table
 from harness.analysis.tables.paired import paired_table
 from harness.analysis.tables.per_tool import tool_table
 from harness.analysis.tables.predictions import predictions_table
+from harness.analysis.tables.same_as import same_as_table
 from harness.execution.ledger import LedgerRow
 
 
@@ -120,4 +122,6 @@ def _tables(rows: Sequence[LedgerRow], meta: RunMeta) -> list[Table]:
         tables.append(predictions_table(predictions, meta, source))
         if any(p.paired_context for p in predictions):
             tables.append(paired_table(predictions, meta))
+        if any(p.kind is PredictionKind.SAME_AS for p in predictions):
+            tables.append(same_as_table(predictions, meta))
     return tables

@@ -11,6 +11,7 @@ from harness.analysis.predictions import (
     PredictionRow,
 )
 from harness.analysis.runs import RunMeta
+from harness.analysis.same_as import DECISIONS
 from harness.analysis.table_model import (
     Column,
     Kind,
@@ -19,6 +20,12 @@ from harness.analysis.table_model import (
 )
 
 _PREDICTION_SECTION = {kind: index for index, kind in enumerate(PredictionKind)}
+# only beside a same_as row: a run without one keeps the notes it always had
+_SAME_AS_NOTE = (
+    "same_as: on the pairs of every arm both runs share (in n in both); held when none "
+    f"changed a decision ({', '.join(DECISIONS)}), failed when one did, undecided when none "
+    "is shared or the run is not found; no interval (the same_as table below).",
+)
 
 
 def predictions_table(predictions: Sequence[PredictionRow], meta: RunMeta, source: str) -> Table:
@@ -74,6 +81,7 @@ def predictions_table(predictions: Sequence[PredictionRow], meta: RunMeta, sourc
             "rule on evidence bounds and McNemar's exact test (p < 0.05) both say new>old, "
             "failed when the new upper evidence bound is at most the old lower one or the "
             "test says old>new, undecided otherwise (the paired table below).",
+            *(_SAME_AS_NOTE if any(p.kind is PredictionKind.SAME_AS for p in predictions) else ()),
             f"{tally[Outcome.HELD]} held, {tally[Outcome.FAILED]} failed, "
             f"{tally[Outcome.UNDECIDED]} undecided of {len(predictions)}.",
         ),
