@@ -236,6 +236,7 @@ def test_an_adapters_own_package_is_part_of_the_target_it_adapts():
     assert "bfcl-ticket:adapter:tasks.py" in adapters
     assert {k for k in adapters if k.startswith("toy_domain:")} == {"toy_domain:adapter:toy.py"}
     grader = Path(harness.__file__).parent / "targets" / "bfcl" / "grader.py"
-    assert hashes["target_source"]["bfcl-ticket:adapter:grader.py"] == hashlib.sha256(
-        grader.read_bytes()
-    ).hexdigest()
+    assert (
+        hashes["target_source"]["bfcl-ticket:adapter:grader.py"]
+        == hashlib.sha256(grader.read_bytes()).hexdigest()
+    )
