@@ -83,6 +83,12 @@ VIOLATION = NewViolation(clause_id="pre.amount_positive", defect_class=None)
         ({}, {"miss_cause": MissCause.NO_CLAUSE}, "miss_cause probe_unrevealing→no_clause"),
         ({"class_matched": False}, {"class_matched": True}, "class_matched false→true"),
         ({"grader_caught": True}, {"grader_caught": False}, "grader_caught true→false"),
+        # the grader still catches the mutant, through another task
+        (
+            {"grader_caught": True, "grader_tasks": ["t1"]},
+            {"grader_tasks": ["t2"]},
+            "grader_task_ids t1→t2",
+        ),
         ({}, {"tool_verdict": Verdict.UNTESTABLE}, "tool_verdict CONFORMS→UNTESTABLE"),
         ({}, {"new_violations": [VIOLATION]}, "new_violations none→pre.amount_positive"),
         # a value appearing from none, and going back to none

@@ -31,6 +31,7 @@ DECISIONS = (
     "miss_cause",
     "class_matched",
     "grader_caught",
+    "grader_task_ids",  # which tasks' verdicts flipped, not only whether one did
     "tool_verdict",
     "new_violations",
 )
