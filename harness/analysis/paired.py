@@ -116,11 +116,22 @@ def scope_parts(shared: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     return [(name, part) for name, part in parts if not part.empty] + [(Scope.POOLED.value, shared)]
 
 
-def _shared(new: pd.DataFrame, old: pd.DataFrame, arm_kind: str) -> pd.DataFrame:
-    keep = ["pair_id", "scope", "target", "detected", "undecided"]
-    a = new[(new["arm_kind"] == arm_kind) & new["in_n"]][keep]
-    b = old[(old["arm_kind"] == arm_kind) & old["in_n"]][keep]
-    return a.merge(b, on="pair_id", suffixes=("_new", "_old"))
+def shared_pairs(
+    new: pd.DataFrame, old: pd.DataFrame, columns: Sequence[str], arm_kind: str | None = None
+) -> pd.DataFrame:
+    """The pairs in n in both ledger frames (of `arm_kind`, or of every arm kind), one row
+    each: `scope`, `target` and `columns` of both runs, suffixed `_new` and `_old`."""
+    keep = ["pair_id", "scope", "target", *columns]
+
+    def counted(frame: pd.DataFrame) -> pd.DataFrame:
+        mask = frame["in_n"]
+        if arm_kind is not None:
+            mask = mask & (frame["arm_kind"] == arm_kind)
+        return frame[mask][keep]
+
+    return counted(new).merge(
+        counted(old), on="pair_id", suffixes=("_new", "_old"), validate="one_to_one"
+    )
 
 
 def paired_tables(new: Sequence[LedgerRow], old: Sequence[LedgerRow]) -> list[PairedTable]:
@@ -135,7 +146,7 @@ def paired_frames(
     """`paired_tables` of two ledger frames; `arm_kind` open_world pairs the open-world
     pairs instead (descriptive: `better_than` is scored on the closed world only)."""
     out = []
-    for name, part in scope_parts(_shared(new, old, arm_kind)):
+    for name, part in scope_parts(shared_pairs(new, old, ["detected", "undecided"], arm_kind)):
         dn = part["detected_new"].astype(bool)
         do = part["detected_old"].astype(bool)
         out.append(

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from harness.analysis.paired import scope_parts
+from harness.analysis.paired import scope_parts, shared_pairs
 
 # The ledger frame's columns (harness.analysis.frame.COLUMNS) that say what was decided
 # about a pair; status carries detected, undecided and in n, live and status carry escape.
@@ -85,12 +85,9 @@ def _changes(pair: pd.Series) -> tuple[str, ...]:
 
 
 def _shared(new: pd.DataFrame, old: pd.DataFrame) -> pd.DataFrame:
-    keep = ["pair_id", "scope", "target", *DECISIONS]
-    a = new[new["in_n"]][keep]
-    b = old[old["in_n"]][keep]
     # objects, not categories: two runs' categories differ, and <NA> must compare as a value
-    a, b = (f.astype({c: object for c in DECISIONS}) for f in (a, b))
-    return a.merge(b, on="pair_id", suffixes=("_new", "_old"), validate="one_to_one")
+    new, old = (f.astype({c: object for c in DECISIONS}) for f in (new, old))
+    return shared_pairs(new, old, DECISIONS)
 
 
 def same_tables(new: pd.DataFrame, old: pd.DataFrame) -> list[SameTable]:
