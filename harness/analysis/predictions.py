@@ -30,10 +30,11 @@ A failed prediction is a result, not an error: `--strict` turns it into exit cod
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import TypeVar
 
 import pandas as pd
 
@@ -57,6 +58,7 @@ from harness.execution.plan import POOLED_KEY, BetterThan, Predictions, SameAs, 
 
 PREDICTION_FAILED_EXIT = 3
 NAMED_CHANGES = 3  # changed pairs a failed `same_as` names in `observed`
+T = TypeVar("T", PairedTable, SameTable)  # a comparison's table of one scope
 
 
 class Outcome(StrEnum):
@@ -252,70 +254,73 @@ def _control_rows(frame: pd.DataFrame) -> list[PredictionRow]:
     ]
 
 
-def _better_than_rows(
-    frame: pd.DataFrame, specs: Sequence[BetterThan], root: str | Path | None
-) -> list[PredictionRow]:
-    out = []
+def _per_scope(
+    frame: pd.DataFrame,
+    specs: Sequence[BetterThan] | Sequence[SameAs],
+    root: str | Path | None,
+    tables_of: Callable[[pd.DataFrame, pd.DataFrame], Sequence[T]],
+) -> Iterator[tuple[BetterThan | SameAs, str, T | None, tuple[T, ...], bool]]:
+    """Each predicted scope of each prediction naming a published run: (the prediction, the
+    scope, its table or None, every scope's table against that run, whether the run was
+    found), the run's ledger loaded once per prediction."""
     for spec in specs:
         old = _old_frame(spec.run, root)
-        context = () if old is None else tuple(paired_frames(frame, old))
+        context = () if old is None else tuple(tables_of(frame, old))
         tables = {t.scope: t for t in context}
-        post_hoc = bool(frame["post_hoc"].any()) if len(frame) else False
         for scope in spec.scopes:
-            table = tables.get(scope)
-            observed = None
-            if table is not None and table.n:
-                p = table.mcnemar_p
-                observed = (
-                    f"both {table.both}, only new {table.only_new}, only old {table.only_old}, "
-                    f"neither {table.neither}; support {table.support}; McNemar exact "
-                    f"p={'—' if p is None else f'{p:.4f}'} ({table.paired_claim})"
-                )
-            out.append(
-                PredictionRow(
-                    PredictionKind.BETTER_THAN,
-                    scope,
-                    spec.run,
-                    f"> {spec.run}",
-                    observed if old is not None else "run not found",
-                    table.n if table is not None else 0,
-                    None,  # evidence bounds and the test: the paired table beside it
-                    Outcome(better_than_outcome(table)),
-                    post_hoc,
-                    table,
-                    context,
-                )
+            yield spec, scope, tables.get(scope), context, old is not None
+
+
+def _better_than_rows(
+    frame: pd.DataFrame, specs: Sequence[BetterThan], root: str | Path | None, post_hoc: bool
+) -> list[PredictionRow]:
+    out = []
+    for spec, scope, table, context, found in _per_scope(frame, specs, root, paired_frames):
+        observed = None
+        if table is not None and table.n:
+            p = table.mcnemar_p
+            observed = (
+                f"both {table.both}, only new {table.only_new}, only old {table.only_old}, "
+                f"neither {table.neither}; support {table.support}; McNemar exact "
+                f"p={'—' if p is None else f'{p:.4f}'} ({table.paired_claim})"
             )
+        out.append(
+            PredictionRow(
+                PredictionKind.BETTER_THAN,
+                scope,
+                spec.run,
+                f"> {spec.run}",
+                observed if found else "run not found",
+                table.n if table is not None else 0,
+                None,  # evidence bounds and the test: the paired table beside it
+                Outcome(better_than_outcome(table)),
+                post_hoc,
+                table,
+                context,
+            )
+        )
     return out
 
 
 def _same_as_rows(
-    frame: pd.DataFrame, specs: Sequence[SameAs], root: str | Path | None
+    frame: pd.DataFrame, specs: Sequence[SameAs], root: str | Path | None, post_hoc: bool
 ) -> list[PredictionRow]:
-    out = []
-    for spec in specs:
-        old = _old_frame(spec.run, root)
-        context = () if old is None else tuple(same_tables(frame, old))
-        tables = {t.scope: t for t in context}
-        post_hoc = bool(frame["post_hoc"].any()) if len(frame) else False
-        for scope in spec.scopes:
-            table = tables.get(scope)
-            out.append(
-                PredictionRow(
-                    PredictionKind.SAME_AS,
-                    scope,
-                    spec.run,
-                    f"= {spec.run}",
-                    _same_observed(table) if old is not None else "run not found",
-                    table.n if table is not None else 0,
-                    None,  # a claim about the shared pairs, not a sample
-                    Outcome(same_as_outcome(table)),
-                    post_hoc,
-                    same=table,
-                    same_context=context,
-                )
-            )
-    return out
+    return [
+        PredictionRow(
+            PredictionKind.SAME_AS,
+            scope,
+            spec.run,
+            f"= {spec.run}",
+            _same_observed(table) if found else "run not found",
+            table.n if table is not None else 0,
+            None,  # a claim about the shared pairs, not a sample
+            Outcome(same_as_outcome(table)),
+            post_hoc,
+            same=table,
+            same_context=context,
+        )
+        for spec, scope, table, context, found in _per_scope(frame, specs, root, same_tables)
+    ]
 
 
 def _same_observed(table: SameTable | None) -> str | None:
@@ -359,8 +364,9 @@ def score_frame_predictions(
         out += _recall_rows(frame, predictions.recall_floor)
         out += _precision_rows(frame, predictions.precision_floor)
         out += _escape_rows(frame, predictions.escape_rate_ceiling)
-        out += _better_than_rows(frame, predictions.better_than, root)
-        out += _same_as_rows(frame, predictions.same_as, root)
+        post_hoc = bool(frame["post_hoc"].any()) if len(frame) else False
+        out += _better_than_rows(frame, predictions.better_than, root, post_hoc)
+        out += _same_as_rows(frame, predictions.same_as, root, post_hoc)
     return out + _control_rows(frame)
 
 

@@ -75,13 +75,19 @@ def _word(value: object) -> str:
     return str(value)
 
 
-def _changes(pair: pd.Series) -> tuple[str, ...]:
-    out = []
+def _changes(shared: pd.DataFrame) -> dict[str, tuple[str, ...]]:
+    """`column old→new` for each decision that differs, by pair id, of the pairs that
+    changed: worked out once for all the shared pairs, column by column."""
+    out: dict[str, list[str]] = {}
     for column in DECISIONS:
-        old, new = _value(pair[f"{column}_old"]), _value(pair[f"{column}_new"])
-        if old != new:
-            out.append(f"{column} {_word(old)}→{_word(new)}")
-    return tuple(out)
+        pairs = zip(
+            shared["pair_id"], shared[f"{column}_old"], shared[f"{column}_new"], strict=True
+        )
+        for pair_id, old, new in pairs:
+            old, new = _value(old), _value(new)
+            if old != new:
+                out.setdefault(str(pair_id), []).append(f"{column} {_word(old)}→{_word(new)}")
+    return {pair_id: tuple(changes) for pair_id, changes in out.items()}
 
 
 def _shared(new: pd.DataFrame, old: pd.DataFrame) -> pd.DataFrame:
@@ -93,14 +99,12 @@ def _shared(new: pd.DataFrame, old: pd.DataFrame) -> pd.DataFrame:
 def same_tables(new: pd.DataFrame, old: pd.DataFrame) -> list[SameTable]:
     """One table per scope with shared pairs (toy, real, each real benchmark), then pooled,
     from two ledger frames (`ledger_frame`)."""
+    shared = _shared(new, old)
+    changes = _changes(shared)
     out = []
-    for scope, part in scope_parts(_shared(new, old)):
-        changed = [
-            ChangedPair(str(pair["pair_id"]), changes)
-            for _, pair in part.sort_values("pair_id").iterrows()
-            if (changes := _changes(pair))
-        ]
-        out.append(SameTable(scope, len(part), tuple(changed)))
+    for scope, part in scope_parts(shared):
+        ids = sorted(str(i) for i in part["pair_id"] if str(i) in changes)
+        out.append(SameTable(scope, len(part), tuple(ChangedPair(i, changes[i]) for i in ids)))
     return out
 
 
