@@ -617,3 +617,17 @@ def test_only_predicate_errors_escape(text: str) -> None:
             outcomes += 1
     assert escaped == []
     assert outcomes == len(values) ** 2
+
+
+def test_an_evaluated_predicate_pickles_without_its_closures() -> None:
+    """A predicate's compiled closures are built on first use and left out of its pickle (a
+    worker process receives predicates): the copy compiles its own and agrees."""
+    import pickle
+
+    p = compile_predicate("all([x > 1 for x in args.xs]) and args.a[1:] == [2]")
+    assert p.evaluate({"args": {"xs": [2, 3], "a": [1, 2]}}) is True
+    assert "_program" in p.__dict__
+    copy = pickle.loads(pickle.dumps(p))
+    assert "_program" not in copy.__dict__ and copy == p
+    assert copy.evaluate({"args": {"xs": [2, 0], "a": [1, 2]}}) is False
+    assert copy.evaluate({"args": {"xs": [], "a": [1, 2]}}) is True

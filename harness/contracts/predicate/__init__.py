@@ -9,8 +9,8 @@ before the call), ``post`` (state after), ``args`` (the call's arguments) and ``
     args.price is None or post.inventory.items[args.sku].price == args.price
 
 The text is parsed with ``ast``, checked against a whitelist once (`compile_predicate`,
-which raises `PredicateError`), and evaluated by a tree-walking interpreter with a step
-budget. Python's own ``eval`` is never used.
+which raises `PredicateError`), compiled once into closures, one per node, and evaluated
+with a step budget. Python's own ``eval`` is never used.
 
 Language
 --------
@@ -51,7 +51,7 @@ Semantics
 
 Layout: `language` (the whitelist and limits), `errors`, `values` (helpers over values),
 `validator` (compile-time checks), `read_sets` (what a predicate reads), `interpreter`
-(evaluation with a step budget) and `compiled` (`compile_predicate`, `Predicate`). This
+(the closures and the value operations they share, with a step budget) and `compiled` (`compile_predicate`, `Predicate`). This
 package re-exports the public names; all of it is in the reference checker's freeze scope.
 """
 

@@ -16,7 +16,7 @@ from harness.contracts.predicate.errors import (
     PredicateRuntimeError,
     PredicateTypeError,
 )
-from harness.contracts.predicate.interpreter import _export, _Interpreter
+from harness.contracts.predicate.interpreter import Run, _export, _Interpreter, compile_program
 from harness.contracts.predicate.language import (
     BUILTINS,
     DEFAULT_BUDGET,
@@ -63,6 +63,15 @@ class Predicate:
         return _args_by_name(self._tree, self.roots)
 
     @functools.cached_property
+    def _program(self) -> Run:
+        """The tree compiled into closures, once per predicate (not pickled: rebuilt)."""
+        assert self._tree is not None
+        return compile_program(self._tree)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "_program"}
+
+    @functools.cached_property
     def args_depended_on(self) -> tuple[str, ...] | None:
         """The sorted names of the arguments the value depends on; None: possibly all."""
         return tuple(sorted(self.args_read)) if self.args_by_name else None
@@ -78,11 +87,9 @@ class Predicate:
 
         Raises MissingPath, AbsentKey, PredicateTypeError or BudgetExceeded; never any
         other exception."""
-        tree = self._tree
-        assert tree is not None
         interpreter = _Interpreter(bindings, policy, budget, self.text)
         try:
-            value = interpreter.visit(tree, {})
+            value = self._program(interpreter, {})
             if isinstance(value, _Lazy):
                 raise PredicateTypeError(
                     f"`{self.text[:120]}` is a generator: wrap it in any(), all(), sum(), "

@@ -1,5 +1,6 @@
-"""The interpreter: a tree walk over the validated AST with a step budget; type-strict
-equality through `harness.targets.equality`. Python's own `eval` is never used."""
+"""The interpreter: the validated AST compiled once into closures (`compile_program`), run
+with a step budget; type-strict equality through `harness.targets.equality`. Python's own
+`eval` is never used."""
 
 from __future__ import annotations
 
@@ -92,74 +93,6 @@ class _Interpreter:
 
     def type_error(self, node: ast.AST, message: str) -> PredicateTypeError:
         return PredicateTypeError(f"`{_src(node)}`: {message}")
-
-    # -- dispatch -------------------------------------------------------------------------
-
-    def visit(self, node: ast.expr, env: Env) -> Any:
-        self.steps += 1
-        if self.steps > self.budget:
-            self.tick(0)
-        try:
-            return _HANDLERS[type(node)](self, node, env)
-        except _PYTHON_ERRORS as exc:
-            raise PredicateTypeError(
-                f"`{_src(node)}`: {type(exc).__name__}: {str(exc)[:200]}"
-            ) from None
-
-    # -- names and access -------------------------------------------------------------------
-
-    def _name(self, node: ast.Name, env: Env) -> Any:
-        name = node.id
-        if name in env:
-            return env[name]
-        if name in self.bindings:
-            return self.bindings[name]
-        raise MissingPath(f"`{name}` is not bound here: there is no observable {name} state")
-
-    def _constant(self, node: ast.Constant, env: Env) -> Any:
-        return node.value
-
-    def _attribute(self, node: ast.Attribute, env: Env) -> Any:
-        base = self.visit(node.value, env)
-        if isinstance(base, dict):
-            if node.attr in base:
-                return base[node.attr]
-            raise MissingPath(
-                f"no observable state at `{_src(node)}`: "
-                f"`{_src(node.value)}` has no key {node.attr!r}"
-            )
-        raise self.type_error(node, f".{node.attr} needs an object, got {_kind(base)}")
-
-    def _subscript(self, node: ast.Subscript, env: Env) -> Any:
-        base = self.visit(node.value, env)
-        if isinstance(node.slice, ast.Slice):
-            return self._slice(node, node.slice, base, env)
-        key = self.visit(node.slice, env)
-        if isinstance(base, dict):
-            found, value = self.lookup(base, key)
-            if found:
-                return value
-            raise AbsentKey(f"`{_src(node)}`: key {_short(key)} is not in `{_src(node.value)}`")
-        if isinstance(base, list | tuple | str):
-            if not _is_int(key):
-                raise self.type_error(node, f"{_kind(base)} index must be an int, got {_kind(key)}")
-            if -len(base) <= key < len(base):
-                return base[key]
-            raise AbsentKey(f"`{_src(node)}`: index {key} is out of range (length {len(base)})")
-        raise self.type_error(node, f"cannot subscript {_kind(base)}")
-
-    def _slice(self, node: ast.Subscript, sl: ast.Slice, base: Any, env: Env) -> Any:
-        bounds = []
-        for part in (sl.lower, sl.upper, sl.step):
-            value = None if part is None else self.visit(part, env)
-            if value is not None and not _is_int(value):
-                raise self.type_error(node, f"slice bounds must be ints, got {_kind(value)}")
-            bounds.append(value)
-        if not isinstance(base, list | tuple | str):
-            raise self.type_error(node, f"cannot slice {_kind(base)}")
-        result = base[slice(*bounds)]
-        self.tick(len(result))
-        return result
 
     def lookup(self, mapping: dict[Any, Any], key: Any) -> tuple[bool, Any]:
         """Type-strict key lookup: a str key hashes exactly; any other key is confirmed by
@@ -270,28 +203,7 @@ class _Interpreter:
             result.items.setdefault(self.canon(value), value)
         return result
 
-    # -- operators ------------------------------------------------------------------------
-
-    def _boolop(self, node: ast.BoolOp, env: Env) -> Any:
-        is_and = isinstance(node.op, ast.And)
-        value: Any = None
-        for operand in node.values:
-            value = self.visit(operand, env)
-            if bool(value) != is_and:  # `and` stops at a falsy operand, `or` at a truthy one
-                return value
-        return value
-
-    def _unaryop(self, node: ast.UnaryOp, env: Env) -> Any:
-        value = self.visit(node.operand, env)
-        if isinstance(node.op, ast.Not):
-            return not value
-        if not _is_number(value):
-            raise self.type_error(node, f"unary minus/plus needs a number, got {_kind(value)}")
-        return self.check_int(-value if isinstance(node.op, ast.USub) else +value, node)
-
-    def _binop(self, node: ast.BinOp, env: Env) -> Any:
-        a = self.visit(node.left, env)
-        b = self.visit(node.right, env)
+    def arithmetic(self, node: ast.BinOp, a: Any, b: Any) -> Any:
         op = type(node.op)
         if op is ast.Add:
             if _is_number(a) and _is_number(b):
@@ -328,14 +240,17 @@ class _Interpreter:
             node, f"unsupported operand types for {_BINOP_TEXT[op]}: {_kind(a)} and {_kind(b)}"
         )
 
-    def _compare(self, node: ast.Compare, env: Env) -> bool:
-        left = self.visit(node.left, env)
-        for op, comparator in zip(node.ops, node.comparators, strict=True):
-            right = self.visit(comparator, env)
-            if not self.compare_one(op, left, right, node):
-                return False
-            left = right
-        return True
+    def bound(self, node: ast.Subscript, value: Any) -> Any:
+        if value is not None and not _is_int(value):
+            raise self.type_error(node, f"slice bounds must be ints, got {_kind(value)}")
+        return value
+
+    def sliced(self, node: ast.Subscript, base: Any, bounds: list[Any]) -> Any:
+        if not isinstance(base, list | tuple | str):
+            raise self.type_error(node, f"cannot slice {_kind(base)}")
+        result = base[slice(*bounds)]
+        self.tick(len(result))
+        return result
 
     def compare_one(self, op: ast.cmpop, a: Any, b: Any, node: ast.AST) -> bool:
         kind = type(op)
@@ -353,47 +268,6 @@ class _Interpreter:
             return a is not b
         return self.order(_ORDER[kind], a, b, node)
 
-    def _ifexp(self, node: ast.IfExp, env: Env) -> Any:
-        return self.visit(node.body if self.visit(node.test, env) else node.orelse, env)
-
-    # -- displays -------------------------------------------------------------------------
-
-    def _tuple(self, node: ast.Tuple, env: Env) -> tuple[Any, ...]:
-        return tuple(self.visit(e, env) for e in node.elts)
-
-    def _list(self, node: ast.List, env: Env) -> list[Any]:
-        return [self.visit(e, env) for e in node.elts]
-
-    def _set(self, node: ast.Set, env: Env) -> _PSet:
-        return self.make_set(self.visit(e, env) for e in node.elts)
-
-    def _dict(self, node: ast.Dict, env: Env) -> dict[Any, Any]:
-        result: dict[Any, Any] = {}
-        for key, value in zip(node.keys, node.values, strict=True):
-            assert key is not None  # validated: no ** unpacking
-            result[self.visit(key, env)] = self.visit(value, env)
-        return result
-
-    # -- comprehensions -------------------------------------------------------------------
-
-    def _loop(
-        self, generators: list[ast.comprehension], i: int, env: Env, source: Iterator[Any]
-    ) -> Iterator[None]:
-        """Run for/if clause i and those after it, binding variables in `env`; yields once
-        per match. `source` is clause i's iterable, already evaluated by the caller."""
-        gen = generators[i]
-        last = i == len(generators) - 1
-        for item in source:
-            self.bind(gen.target, item, env)
-            if all(self.visit(cond, env) for cond in gen.ifs):
-                if last:
-                    yield
-                else:
-                    nxt = generators[i + 1]
-                    yield from self._loop(
-                        generators, i + 1, env, self.iterate(self.visit(nxt.iter, env), nxt.iter)
-                    )
-
     def bind(self, target: ast.expr, item: Any, env: Env) -> None:
         if isinstance(target, ast.Name):
             env[target.id] = item
@@ -406,46 +280,6 @@ class _Interpreter:
         for elt, value in zip(target.elts, item, strict=True):
             assert isinstance(elt, ast.Name)
             env[elt.id] = value
-
-    def _start(
-        self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp, env: Env
-    ) -> tuple[Env, Iterator[None]]:
-        first = node.generators[0].iter
-        source = self.iterate(self.visit(first, env), first)
-        local = dict(env)  # comprehension variables do not leak out
-        return local, self._loop(node.generators, 0, local, source)
-
-    def _listcomp(self, node: ast.ListComp, env: Env) -> list[Any]:
-        local, matches = self._start(node, env)
-        return [self.visit(node.elt, local) for _ in matches]
-
-    def _setcomp(self, node: ast.SetComp, env: Env) -> _PSet:
-        local, matches = self._start(node, env)
-        return self.make_set(self.visit(node.elt, local) for _ in matches)
-
-    def _dictcomp(self, node: ast.DictComp, env: Env) -> dict[Any, Any]:
-        local, matches = self._start(node, env)
-        result: dict[Any, Any] = {}
-        for _ in matches:
-            key = self.visit(node.key, local)
-            result[key] = self.visit(node.value, local)
-        return result
-
-    def _generatorexp(self, node: ast.GeneratorExp, env: Env) -> _Lazy:
-        local, matches = self._start(node, env)  # the first iterable is evaluated now
-        return _Lazy(self.visit(node.elt, local) for _ in matches)
-
-    # -- calls ----------------------------------------------------------------------------
-
-    def _call(self, node: ast.Call, env: Env) -> Any:
-        func = node.func
-        if isinstance(func, ast.Name):
-            args = [self.visit(a, env) for a in node.args]
-            return _BUILTIN_IMPLS[func.id](self, node, args)
-        assert isinstance(func, ast.Attribute)  # validated: a builtin or x.method(...)
-        receiver = self.visit(func.value, env)  # Python order: receiver, then arguments
-        args = [self.visit(a, env) for a in node.args]
-        return self.method(node, func.attr, receiver, args)
 
     def method(self, node: ast.Call, name: str, receiver: Any, args: list[Any]) -> Any:
         if isinstance(receiver, dict):
@@ -641,28 +475,6 @@ class _Interpreter:
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-_HANDLERS: dict[type[ast.AST], Callable[[_Interpreter, Any, Env], Any]] = {
-    ast.Name: _Interpreter._name,
-    ast.Constant: _Interpreter._constant,
-    ast.Attribute: _Interpreter._attribute,
-    ast.Subscript: _Interpreter._subscript,
-    ast.BoolOp: _Interpreter._boolop,
-    ast.UnaryOp: _Interpreter._unaryop,
-    ast.BinOp: _Interpreter._binop,
-    ast.Compare: _Interpreter._compare,
-    ast.IfExp: _Interpreter._ifexp,
-    ast.Tuple: _Interpreter._tuple,
-    ast.List: _Interpreter._list,
-    ast.Set: _Interpreter._set,
-    ast.Dict: _Interpreter._dict,
-    ast.ListComp: _Interpreter._listcomp,
-    ast.SetComp: _Interpreter._setcomp,
-    ast.DictComp: _Interpreter._dictcomp,
-    ast.GeneratorExp: _Interpreter._generatorexp,
-    ast.Call: _Interpreter._call,
-}
-
-
 _BUILTIN_IMPLS: dict[str, Callable[[_Interpreter, ast.Call, list[Any]], Any]] = {
     name: getattr(_Interpreter, "b_" + name) for name in BUILTINS
 }
@@ -676,3 +488,393 @@ def _export(value: Any) -> Any:
         except TypeError:
             return list(value)
     return value
+
+
+# -- the program: each node compiled once into a closure ---------------------------------
+#
+# `compile_program(tree)` turns the validated AST into nested closures, one per node, each
+# `run(interpreter, env) -> value`. A closure does what the tree walk's visit of its node
+# did, in the same order: one step counted on entry (so the budget runs out at the same
+# node), its children run in Python's evaluation order, and a Python error raised by its
+# own operation reported as a PredicateTypeError naming that node. It saves the walk's
+# per-node dispatch (a dict lookup and a method call) and reads each node's fields once.
+
+Run = Callable[[_Interpreter, Env], Any]
+Body = Callable[[_Interpreter, Env], Any]
+
+
+def compile_program(node: ast.expr) -> Run:
+    """The closure that evaluates `node` (validated: only the language's node types)."""
+    return _COMPILERS[type(node)](node)
+
+
+def _guarded(node: ast.expr, body: Body) -> Run:
+    """Count the node's step, then run `body`; a Python error becomes a PredicateTypeError."""
+
+    def run(ip: _Interpreter, env: Env) -> Any:
+        ip.steps += 1
+        if ip.steps > ip.budget:
+            ip.tick(0)
+        try:
+            return body(ip, env)
+        except _PYTHON_ERRORS as exc:
+            raise _python_error(node, exc) from None
+
+    return run
+
+
+def _python_error(node: ast.expr, exc: Exception) -> PredicateTypeError:
+    """A Python error raised by `node`'s own operation, as the tree walk reported it."""
+    return PredicateTypeError(f"`{_src(node)}`: {type(exc).__name__}: {str(exc)[:200]}")
+
+
+def _name(node: ast.Name) -> Run:
+    name = node.id
+
+    def run(ip: _Interpreter, env: Env) -> Any:  # nothing here raises a Python error
+        ip.steps += 1
+        if ip.steps > ip.budget:
+            ip.tick(0)
+        if name in env:
+            return env[name]
+        if name in ip.bindings:
+            return ip.bindings[name]
+        raise MissingPath(f"`{name}` is not bound here: there is no observable {name} state")
+
+    return run
+
+
+def _constant(node: ast.Constant) -> Run:
+    value = node.value
+
+    def run(ip: _Interpreter, env: Env) -> Any:
+        ip.steps += 1
+        if ip.steps > ip.budget:
+            ip.tick(0)
+        return value
+
+    return run
+
+
+def _attribute(node: ast.Attribute) -> Run:
+    base_run, attr = compile_program(node.value), node.attr
+
+    def run(ip: _Interpreter, env: Env) -> Any:
+        ip.steps += 1
+        if ip.steps > ip.budget:
+            ip.tick(0)
+        base = base_run(ip, env)  # its own errors are its own: it cannot raise a Python one
+        if isinstance(base, dict):
+            if attr in base:
+                return base[attr]
+            raise MissingPath(
+                f"no observable state at `{_src(node)}`: `{_src(node.value)}` has no key {attr!r}"
+            )
+        raise ip.type_error(node, f".{attr} needs an object, got {_kind(base)}")
+
+    return run
+
+
+def _subscript(node: ast.Subscript) -> Run:
+    base_run = compile_program(node.value)
+    if isinstance(node.slice, ast.Slice):
+        parts = [
+            None if part is None else compile_program(part)
+            for part in (node.slice.lower, node.slice.upper, node.slice.step)
+        ]
+
+        def sliced(ip: _Interpreter, env: Env) -> Any:
+            base = base_run(ip, env)
+            bounds = [None if part is None else ip.bound(node, part(ip, env)) for part in parts]
+            return ip.sliced(node, base, bounds)
+
+        return _guarded(node, sliced)
+    key_run = compile_program(node.slice)
+
+    def run(ip: _Interpreter, env: Env) -> Any:
+        ip.steps += 1
+        if ip.steps > ip.budget:
+            ip.tick(0)
+        try:
+            base = base_run(ip, env)
+            key = key_run(ip, env)
+            if isinstance(base, dict):
+                found, value = ip.lookup(base, key)
+                if found:
+                    return value
+                raise AbsentKey(f"`{_src(node)}`: key {_short(key)} is not in `{_src(node.value)}`")
+            if isinstance(base, list | tuple | str):
+                if not _is_int(key):
+                    raise ip.type_error(
+                        node, f"{_kind(base)} index must be an int, got {_kind(key)}"
+                    )
+                if -len(base) <= key < len(base):
+                    return base[key]
+                raise AbsentKey(f"`{_src(node)}`: index {key} is out of range (length {len(base)})")
+            raise ip.type_error(node, f"cannot subscript {_kind(base)}")
+        except _PYTHON_ERRORS as exc:
+            raise _python_error(node, exc) from None
+
+    return run
+
+
+def _boolop(node: ast.BoolOp) -> Run:
+    is_and = isinstance(node.op, ast.And)
+    operands = [compile_program(operand) for operand in node.values]
+
+    def run(ip: _Interpreter, env: Env) -> Any:
+        ip.steps += 1
+        if ip.steps > ip.budget:
+            ip.tick(0)
+        try:
+            value: Any = None
+            for operand in operands:
+                value = operand(ip, env)
+                if bool(value) != is_and:  # `and` stops at a falsy operand, `or` at a truthy one
+                    return value
+            return value
+        except _PYTHON_ERRORS as exc:
+            raise _python_error(node, exc) from None
+
+    return run
+
+
+def _unaryop(node: ast.UnaryOp) -> Run:
+    operand = compile_program(node.operand)
+    kind = type(node.op)
+
+    def unaryop(ip: _Interpreter, env: Env) -> Any:
+        value = operand(ip, env)
+        if kind is ast.Not:
+            return not value
+        if not _is_number(value):
+            raise ip.type_error(node, f"unary minus/plus needs a number, got {_kind(value)}")
+        return ip.check_int(-value if kind is ast.USub else +value, node)
+
+    return _guarded(node, unaryop)
+
+
+def _binop(node: ast.BinOp) -> Run:
+    left, right = compile_program(node.left), compile_program(node.right)
+
+    def binop(ip: _Interpreter, env: Env) -> Any:
+        a = left(ip, env)
+        return ip.arithmetic(node, a, right(ip, env))
+
+    return _guarded(node, binop)
+
+
+def _compare(node: ast.Compare) -> Run:
+    first = compile_program(node.left)
+    steps = [
+        (_comparison(op, node), compile_program(c))
+        for op, c in zip(node.ops, node.comparators, strict=True)
+    ]
+
+    def run(ip: _Interpreter, env: Env) -> bool:
+        ip.steps += 1
+        if ip.steps > ip.budget:
+            ip.tick(0)
+        try:
+            left = first(ip, env)
+            for holds, comparator in steps:
+                right = comparator(ip, env)
+                if not holds(ip, left, right):
+                    return False
+                left = right
+            return True
+        except _PYTHON_ERRORS as exc:
+            raise _python_error(node, exc) from None
+
+    return run
+
+
+def _comparison(op: ast.cmpop, node: ast.Compare) -> Callable[[_Interpreter, Any, Any], bool]:
+    kind = type(op)
+    if kind is ast.Eq:
+        return lambda ip, a, b: ip.equal(a, b)
+    if kind is ast.NotEq:
+        return lambda ip, a, b: not ip.equal(a, b)
+    if kind is ast.In:
+        return lambda ip, a, b: ip.contains(b, a, node)
+    if kind is ast.NotIn:
+        return lambda ip, a, b: not ip.contains(b, a, node)
+    if kind is ast.Is:
+        return lambda ip, a, b: a is b
+    if kind is ast.IsNot:
+        return lambda ip, a, b: a is not b
+    order = _ORDER[kind]
+    return lambda ip, a, b: ip.order(order, a, b, node)
+
+
+def _ifexp(node: ast.IfExp) -> Run:
+    test, body, orelse = (compile_program(n) for n in (node.test, node.body, node.orelse))
+
+    def ifexp(ip: _Interpreter, env: Env) -> Any:
+        return (body if test(ip, env) else orelse)(ip, env)
+
+    return _guarded(node, ifexp)
+
+
+def _tuple(node: ast.Tuple) -> Run:
+    elts = [compile_program(e) for e in node.elts]
+    return _guarded(node, lambda ip, env: tuple(e(ip, env) for e in elts))
+
+
+def _list(node: ast.List) -> Run:
+    elts = [compile_program(e) for e in node.elts]
+    return _guarded(node, lambda ip, env: [e(ip, env) for e in elts])
+
+
+def _set(node: ast.Set) -> Run:
+    elts = [compile_program(e) for e in node.elts]
+    return _guarded(node, lambda ip, env: ip.make_set(e(ip, env) for e in elts))
+
+
+def _dict(node: ast.Dict) -> Run:
+    pairs = []
+    for key, value in zip(node.keys, node.values, strict=True):
+        assert key is not None  # validated: no ** unpacking
+        pairs.append((compile_program(key), compile_program(value)))
+
+    def display(ip: _Interpreter, env: Env) -> dict[Any, Any]:
+        result: dict[Any, Any] = {}
+        for key, value in pairs:
+            result[key(ip, env)] = value(ip, env)
+        return result
+
+    return _guarded(node, display)
+
+
+# A comprehension's for/if clauses: (target, its iterable's program and node, its ifs)
+_Clause = tuple[ast.expr, Run, ast.expr, list[Run]]
+
+
+def _clauses(node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> list[_Clause]:
+    return [
+        (gen.target, compile_program(gen.iter), gen.iter, [compile_program(c) for c in gen.ifs])
+        for gen in node.generators
+    ]
+
+
+def _loop(
+    ip: _Interpreter, clauses: list[_Clause], i: int, env: Env, source: Iterator[Any]
+) -> Iterator[None]:
+    """Run for/if clause i and those after it, binding variables in `env`; yields once per
+    match. `source` is clause i's iterable, already evaluated by the caller."""
+    target, _, _, ifs = clauses[i]
+    last = i == len(clauses) - 1
+    for item in source:
+        ip.bind(target, item, env)
+        if all(cond(ip, env) for cond in ifs):
+            if last:
+                yield
+            else:
+                _, nxt, nxt_node, _ = clauses[i + 1]
+                yield from _loop(ip, clauses, i + 1, env, ip.iterate(nxt(ip, env), nxt_node))
+
+
+def _start(ip: _Interpreter, clauses: list[_Clause], env: Env) -> tuple[Env, Iterator[None]]:
+    _, first, first_node, _ = clauses[0]
+    source = ip.iterate(first(ip, env), first_node)
+    local = dict(env)  # comprehension variables do not leak out
+    return local, _loop(ip, clauses, 0, local, source)
+
+
+def _listcomp(node: ast.ListComp) -> Run:
+    clauses, elt = _clauses(node), compile_program(node.elt)
+
+    def run(ip: _Interpreter, env: Env) -> list[Any]:
+        ip.steps += 1
+        if ip.steps > ip.budget:
+            ip.tick(0)
+        try:
+            local, matches = _start(ip, clauses, env)
+            return [elt(ip, local) for _ in matches]
+        except _PYTHON_ERRORS as exc:
+            raise _python_error(node, exc) from None
+
+    return run
+
+
+def _setcomp(node: ast.SetComp) -> Run:
+    clauses, elt = _clauses(node), compile_program(node.elt)
+
+    def setcomp(ip: _Interpreter, env: Env) -> _PSet:
+        local, matches = _start(ip, clauses, env)
+        return ip.make_set(elt(ip, local) for _ in matches)
+
+    return _guarded(node, setcomp)
+
+
+def _dictcomp(node: ast.DictComp) -> Run:
+    clauses = _clauses(node)
+    key_run, value_run = compile_program(node.key), compile_program(node.value)
+
+    def dictcomp(ip: _Interpreter, env: Env) -> dict[Any, Any]:
+        local, matches = _start(ip, clauses, env)
+        result: dict[Any, Any] = {}
+        for _ in matches:
+            key = key_run(ip, local)
+            result[key] = value_run(ip, local)
+        return result
+
+    return _guarded(node, dictcomp)
+
+
+def _generatorexp(node: ast.GeneratorExp) -> Run:
+    clauses, elt = _clauses(node), compile_program(node.elt)
+
+    def generatorexp(ip: _Interpreter, env: Env) -> _Lazy:
+        local, matches = _start(ip, clauses, env)  # the first iterable is evaluated now
+        return _Lazy(elt(ip, local) for _ in matches)
+
+    return _guarded(node, generatorexp)
+
+
+def _call(node: ast.Call) -> Run:
+    func = node.func
+    arg_runs = [compile_program(a) for a in node.args]
+    if isinstance(func, ast.Name):
+        builtin = _BUILTIN_IMPLS[func.id]
+
+        def run(ip: _Interpreter, env: Env) -> Any:
+            ip.steps += 1
+            if ip.steps > ip.budget:
+                ip.tick(0)
+            try:
+                return builtin(ip, node, [a(ip, env) for a in arg_runs])
+            except _PYTHON_ERRORS as exc:
+                raise _python_error(node, exc) from None
+
+        return run
+    assert isinstance(func, ast.Attribute)  # validated: a builtin or x.method(...)
+    receiver_run, name = compile_program(func.value), func.attr
+
+    def call_method(ip: _Interpreter, env: Env) -> Any:
+        receiver = receiver_run(ip, env)  # Python order: receiver, then arguments
+        return ip.method(node, name, receiver, [a(ip, env) for a in arg_runs])
+
+    return _guarded(node, call_method)
+
+
+_COMPILERS: dict[type[ast.AST], Callable[[Any], Run]] = {
+    ast.Name: _name,
+    ast.Constant: _constant,
+    ast.Attribute: _attribute,
+    ast.Subscript: _subscript,
+    ast.BoolOp: _boolop,
+    ast.UnaryOp: _unaryop,
+    ast.BinOp: _binop,
+    ast.Compare: _compare,
+    ast.IfExp: _ifexp,
+    ast.Tuple: _tuple,
+    ast.List: _list,
+    ast.Set: _set,
+    ast.Dict: _dict,
+    ast.ListComp: _listcomp,
+    ast.SetComp: _setcomp,
+    ast.DictComp: _dictcomp,
+    ast.GeneratorExp: _generatorexp,
+    ast.Call: _call,
+}
