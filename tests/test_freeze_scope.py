@@ -234,9 +234,51 @@ def test_an_adapters_own_package_is_part_of_the_target_it_adapts():
     adapters = {k for k in hashes["target_source"] if ":adapter:" in k}
     assert {"bfcl-ticket:adapter:adapter.py", "bfcl-ticket:adapter:grader.py"} <= adapters
     assert "bfcl-ticket:adapter:tasks.py" in adapters
+    assert "bfcl-ticket:adapter:enumerate_tools.py" not in adapters  # a script none imports
     assert {k for k in adapters if k.startswith("toy_domain:")} == {"toy_domain:adapter:toy.py"}
     grader = Path(harness.__file__).parent / "targets" / "bfcl" / "grader.py"
     assert (
         hashes["target_source"]["bfcl-ticket:adapter:grader.py"]
         == hashlib.sha256(grader.read_bytes()).hexdigest()
     )
+
+
+def test_an_adapters_package_counts_only_what_the_adapter_imports(tmp_path, monkeypatch):
+    """Imports anywhere in the adapter (a function's own import), relative ones, and those of
+    the modules it imports are followed; a module beside it that nothing imports (a test, a
+    script) is left out, as is a module of another package; a class with no source file
+    has nothing to hash."""
+    from harness.execution.freeze import adapter_files
+
+    package = tmp_path / "myplug"
+    (package / "sub").mkdir(parents=True)
+    files = {
+        "__init__.py": "",
+        "adapter.py": (
+            "import json\nfrom . import helpers\n"
+            "class A:\n    def grade(self):\n        from myplug.sub import grader\n"
+        ),
+        "helpers.py": "from .sub.loader import load\n",
+        "sub/__init__.py": "",
+        "sub/grader.py": "from ..helpers import *\n",
+        "sub/loader.py": "def load():\n    return 1\n",
+        "test_adapter.py": "from myplug.adapter import A\n",
+        "script.py": "import myplug.helpers\n",
+    }
+    for name, text in files.items():
+        (package / name).write_text(text)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib
+
+    module = importlib.import_module("myplug.adapter")
+    found = adapter_files(module.A)
+    assert list(found) == [
+        "__init__.py",
+        "adapter.py",
+        "helpers.py",
+        "sub/__init__.py",
+        "sub/grader.py",
+        "sub/loader.py",
+    ]
+    assert found["sub/grader.py"] == package / "sub" / "grader.py"
+    assert adapter_files(type("Interactive", (), {"__module__": "not_a_module_anywhere"})) == {}

@@ -15,6 +15,7 @@ refused.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib.metadata
 import inspect
@@ -254,9 +255,8 @@ def installed_inputs(
         files = {path for top in tops for path in tool_files(top, skip, reads)}
         # the adapter decides what the checker observes and how the grader replays: it is
         # part of the target, with the modules of its own package (a grader, task loaders)
-        for adapter_file in adapter_files(type(adapter)):
-            key = f"{name}:adapter:{adapter_file.name}"
-            hashes["target_source"][key] = reads.sha256(adapter_file)
+        for relative, adapter_file in adapter_files(type(adapter)).items():
+            hashes["target_source"][f"{name}:adapter:{relative}"] = reads.sha256(adapter_file)
         for path in sorted(files):
             hashes["target_source"][f"{name}:{_rel(path, source_root, reads)}"] = reads.sha256(path)
     scopes = [p for c in checkers for p in c.scope_files()]
@@ -265,19 +265,54 @@ def installed_inputs(
     return hashes, versions
 
 
-def adapter_files(adapter_class: type) -> list[Path]:
-    """The adapter's module file and, when it lives in a package of its own (not
-    `harness.targets` itself, whose modules every target shares), every module of that
-    package: BFCL's and tau2's graders and task loaders sit beside their adapters, and what
-    they replay decides `grader_caught` as much as the adapter decides what is observed."""
-    import harness.targets
-
-    module_file = Path(inspect.getsourcefile(adapter_class) or "")
+def adapter_files(adapter_class: type) -> dict[str, Path]:
+    """By path relative to its folder, the adapter's module file and the modules of its own
+    package that it imports, directly or through one another, read from their source (not
+    from whatever happens to be loaded): BFCL's and tau2's graders and task loaders sit
+    beside their adapters, and what they replay decides `grader_caught` as much as the
+    adapter decides what is observed. A module beside it that none of them imports (a
+    development script, a test) is not part of it; nor is anything of `harness.targets`
+    itself, whose modules every target shares. An adapter with no source file (defined in
+    an interactive session) has none."""
+    try:
+        source = inspect.getsourcefile(adapter_class)
+    except TypeError:  # no module file at all
+        source = None
+    if source is None:
+        return {}
+    module_file = Path(source)
+    package = adapter_class.__module__.rpartition(".")[0]
     folder = module_file.parent
-    shared = Path(harness.targets.__file__).parent
-    if folder.resolve() == shared.resolve() or not (folder / "__init__.py").is_file():
-        return [module_file]
-    return sorted({module_file, *folder.glob("*.py")})
+    if package in ("", "harness.targets") or not (folder / "__init__.py").is_file():
+        return {module_file.name: module_file}
+    found = {module_file, folder / "__init__.py"}  # importing the module runs the package's
+    todo = [module_file]
+    while todo:
+        for name in _imported(todo.pop(), package, folder):
+            if not name.startswith(package + "."):
+                continue
+            stem = folder.joinpath(*name[len(package) + 1 :].split("."))
+            for candidate in (stem.with_suffix(".py"), stem / "__init__.py"):
+                if candidate.is_file() and candidate not in found:
+                    found.add(candidate)
+                    todo.append(candidate)
+    return {path.relative_to(folder).as_posix(): path for path in sorted(found)}
+
+
+def _imported(path: Path, package: str, folder: Path) -> list[str]:
+    """The absolute names a module's import statements (anywhere in it) may load: for `from
+    m import x`, both m and m.x; relative imports resolved against the module's package."""
+    relative = path.relative_to(folder).with_suffix("").parts
+    here = [*package.split("."), *relative[:-1]]  # the package that holds `path`
+    names: list[str] = []
+    for node in ast.walk(ast.parse(path.read_bytes(), str(path))):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = here[: len(here) - node.level + 1] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            names += [module, *(f"{module}.{alias.name}" for alias in node.names)]
+    return names
 
 
 def freeze_id_of(

@@ -4,7 +4,8 @@ that can change a ledger row. The rule (docs/ledger.md, "What the freeze covers"
 - `checker_scope[:NAME]`: the files each checker of the plan names (`scope_files`).
 - `contracts`: every contract file of every target.
 - `target_source`: every code or data file (`DATA_SUFFIXES`) of the top-level package that
-  holds a target's tools, outside its contracts folder, and the adapter's own file. For
+  holds a target's tools, outside its contracts folder, and the adapter's module with the
+  modules of its own package that it imports (`freeze.adapter_files`). For
   AgentDojo that is the whole `agentdojo` package: the tools, and what the grader arm
   replays (task definitions, ground truths, utility functions, environment YAML).
 - `harness`: every module of the installed `harness` package that runs while a pair is
