@@ -33,6 +33,7 @@ from harness.analysis.frame import ledger_frame
 from harness.analysis.scoring import Scope
 from harness.analysis.statistics import Bounds, compare_bounds, evidence_bounds
 from harness.execution.ledger import LedgerRow
+from harness.execution.plan import benchmark_of
 
 ALPHA = 0.05
 CLOSED_WORLD = "closed_world"
@@ -94,12 +95,6 @@ def mcnemar_exact(only_new: int, only_old: int) -> float | None:
     from statsmodels.stats.contingency_tables import mcnemar
 
     return float(mcnemar([[0, only_new], [only_old, 0]], exact=True).pvalue)
-
-
-def benchmark_of(target: str) -> str:
-    """The benchmark a target belongs to: the name before its first `-` (tau2-retail ->
-    tau2), the toy domain its own."""
-    return target.split("-", 1)[0]
 
 
 def scope_parts(shared: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:

@@ -368,7 +368,7 @@ def prediction_problems(plan: Plan, file: str) -> list[Problem]:
                     )
                 )
     closed_targets = {t for a in plan.arms if a.kind is Arm.CLOSED_WORLD for t in a.targets}
-    benchmarks = sorted({t.split("-", 1)[0] for t in closed_targets if "-" in t})
+    benchmarks = sorted({benchmark_of(t) for t in closed_targets if "-" in t})
     arm_scopes = _drawn_scopes(plan)
     for field, i, spec in _compared(plan):
         # better_than: any scope of the closed-world pairs; same_as: one an arm draws from
@@ -403,6 +403,12 @@ def prediction_problems(plan: Plan, file: str) -> list[Problem]:
     return problems
 
 
+def benchmark_of(target: str) -> str:
+    """The benchmark a target belongs to: the name before its first `-` (tau2-retail ->
+    tau2), the toy domain its own."""
+    return target.split("-", 1)[0]
+
+
 def _drawn_scopes(plan: Plan) -> list[str]:
     """The scopes the plan's arms draw from, of every kind, as the shared pairs of a
     `same_as` are split (`harness.analysis.same_as`): toy, real, each real benchmark (the
@@ -412,7 +418,7 @@ def _drawn_scopes(plan: Plan) -> list[str]:
     return [
         *(["toy"] if TOY_TARGET in targets else []),
         *(["real"] if real else []),
-        *sorted({t.split("-", 1)[0] for t in real}),
+        *sorted({benchmark_of(t) for t in real}),
         "pooled",
     ]
 
