@@ -631,3 +631,34 @@ def test_an_evaluated_predicate_pickles_without_its_closures() -> None:
     assert "_program" not in copy.__dict__ and copy == p
     assert copy.evaluate({"args": {"xs": [2, 0], "a": [1, 2]}}) is False
     assert copy.evaluate({"args": {"xs": [], "a": [1, 2]}}) is True
+
+
+@pytest.mark.parametrize(
+    ("text", "args", "steps"),
+    [
+        # Compare, Attribute, Name, Constant: 4 nodes; == turns each side to JSON: 2 more
+        ("args.a == 1", {"a": 1}, 6),
+        # Call, ListComp, Attribute, Name: 4; 3 items iterated: 3; x > 1 on each (Compare,
+        # Name, Constant): 9; x * 2 on the two that pass (BinOp, Name, Constant): 6; sum
+        # iterates the two: 2
+        ("sum([x * 2 for x in args.xs if x > 1])", {"xs": [1, 2, 3]}, 24),
+        # Subscript, Attribute, Name; bounds Constant, Attribute, Name: 6; 3 chars built: 3
+        ("args.s[1:args.n]", {"s": "abcdef", "n": 4}, 9),
+    ],
+)
+def test_the_budget_is_one_step_per_node_evaluated_and_per_item(
+    text: str, args: dict[str, Any], steps: int
+) -> None:
+    """Hand-counted: the budget runs out on the node where the count passes it, so a budget
+    of exactly `steps` evaluates and one less does not."""
+    p = compile_predicate(text)
+    p.evaluate({"args": args}, budget=steps)
+    with pytest.raises(BudgetExceeded, match=f"budget of {steps - 1} steps"):
+        p.evaluate({"args": args}, budget=steps - 1)
+
+
+def test_a_python_error_names_the_node_whose_own_operation_raised_it() -> None:
+    with pytest.raises(PredicateTypeError, match=r"^`1 / x`: ZeroDivisionError"):
+        ev("[1 / x for x in args.xs][0] == 1", {"args": {"xs": [0]}})
+    with pytest.raises(PredicateTypeError, match=r"^`args.a // args.b`: ZeroDivisionError"):
+        ev("args.a // args.b > 0", {"args": {"a": 1, "b": 0}})

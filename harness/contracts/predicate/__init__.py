@@ -51,8 +51,9 @@ Semantics
 
 Layout: `language` (the whitelist and limits), `errors`, `values` (helpers over values),
 `validator` (compile-time checks), `read_sets` (what a predicate reads), `interpreter`
-(the closures and the value operations they share, with a step budget) and `compiled` (`compile_predicate`, `Predicate`). This
-package re-exports the public names; all of it is in the reference checker's freeze scope.
+(the closures, one per node, and the value operations they share, with a step budget) and
+`compiled` (`compile_predicate`, `Predicate`). This package re-exports the public names;
+all of it is in the reference checker's freeze scope.
 """
 
 from harness.contracts.predicate.compiled import Predicate, compile_predicate
