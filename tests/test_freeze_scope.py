@@ -244,41 +244,92 @@ def test_an_adapters_own_package_is_part_of_the_target_it_adapts():
 
 
 def test_an_adapters_package_counts_only_what_the_adapter_imports(tmp_path, monkeypatch):
-    """Imports anywhere in the adapter (a function's own import), relative ones, and those of
-    the modules it imports are followed; a module beside it that nothing imports (a test, a
-    script) is left out, as is a module of another package; a class with no source file
-    has nothing to hash."""
+    """Imports anywhere in the adapter (a method's own import), relative ones, each package
+    `__init__.py` an import runs on its way and what those import, and the imports of the
+    modules so found are followed; a module beside it that nothing imports (a test, a
+    script) is left out, as is a module of another package; an adapter defined in its
+    package's `__init__.py` has that package; a class with no source file has nothing to
+    hash; a module that does not parse is a one-line error naming it."""
+    from harness.errors import UserError
     from harness.execution.freeze import adapter_files
 
-    package = tmp_path / "myplug"
-    (package / "sub").mkdir(parents=True)
-    files = {
-        "__init__.py": "",
-        "adapter.py": (
-            "import json\nfrom . import helpers\n"
-            "class A:\n    def grade(self):\n        from myplug.sub import grader\n"
-        ),
-        "helpers.py": "from .sub.loader import load\n",
-        "sub/__init__.py": "",
-        "sub/grader.py": "from ..helpers import *\n",
-        "sub/loader.py": "def load():\n    return 1\n",
-        "test_adapter.py": "from myplug.adapter import A\n",
-        "script.py": "import myplug.helpers\n",
-    }
-    for name, text in files.items():
-        (package / name).write_text(text)
+    def package(name: str, files: dict[str, str]) -> Path:
+        root = tmp_path / name
+        for relative, text in files.items():
+            (root / relative).parent.mkdir(parents=True, exist_ok=True)
+            (root / relative).write_text(text)
+        return root
+
+    plug = package(
+        "myplug",
+        {
+            "__init__.py": "from .registry import REGISTRY\n",
+            "registry.py": "REGISTRY = {}\n",
+            "adapter.py": (
+                "import json\nfrom . import helpers\n"
+                "class A:\n    def grade(self):\n        from myplug.grading.grader import g\n"
+            ),
+            "helpers.py": "from .sub.loader import load\n",
+            "sub/__init__.py": "from . import extra\n",
+            "sub/extra.py": "",
+            "sub/loader.py": "from ..registry import REGISTRY as load\n",
+            "grading/__init__.py": "",
+            "grading/grader.py": "def g():\n    return 1\n",
+            "test_adapter.py": "from myplug.adapter import A\n",
+            "script.py": "import myplug.helpers\n",
+        },
+    )
+    package("inits", {"__init__.py": "from . import grader\nclass B:\n    pass\n", "grader.py": ""})
+    package(
+        "broken",
+        {
+            "__init__.py": "",
+            "adapter.py": "class C:\n    def f(self):\n        import broken.bad\n",
+        },
+    )
+    (tmp_path / "broken" / "bad.py").write_text("def (:\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     import importlib
 
-    module = importlib.import_module("myplug.adapter")
-    found = adapter_files(module.A)
+    found = adapter_files(importlib.import_module("myplug.adapter").A)
     assert list(found) == [
         "__init__.py",
         "adapter.py",
+        "grading/__init__.py",
+        "grading/grader.py",
         "helpers.py",
+        "registry.py",
         "sub/__init__.py",
-        "sub/grader.py",
+        "sub/extra.py",
         "sub/loader.py",
     ]
-    assert found["sub/grader.py"] == package / "sub" / "grader.py"
+    assert found["sub/loader.py"] == plug / "sub" / "loader.py"
+    assert list(adapter_files(importlib.import_module("inits").B)) == ["__init__.py", "grader.py"]
     assert adapter_files(type("Interactive", (), {"__module__": "not_a_module_anywhere"})) == {}
+    with pytest.raises(UserError, match=r"broken/bad\.py: line 1: a module of the adapter's"):
+        adapter_files(importlib.import_module("broken.adapter").C)
+
+
+def test_a_benchmarks_compressed_data_is_frozen():
+    """tau2's retail tools start from `db.json.gz`: a compressed database is data the tools
+    read, hashed in the target's `target_source` like the JSON beside it."""
+    pytest.importorskip("inspect_evals")
+    import inspect_evals
+
+    from harness.execution.freeze import installed_inputs
+    from harness.execution.plan import ArmSpec, Plan
+
+    arm = ArmSpec(
+        name="r",
+        kind="closed_world",
+        target="tau2-retail",
+        operators=["M-PHANTOM"],
+        draw_per_operator=1,
+    )
+    hashes, _ = installed_inputs(Plan(name="p", description="scope", seed=0, arms=[arm]))
+    database = Path(inspect_evals.__file__).parent / "tau2" / "data" / "domains" / "retail"
+    key = "tau2-retail:inspect_evals/tau2/data/domains/retail/db.json.gz"
+    assert (
+        hashes["target_source"][key]
+        == hashlib.sha256((database / "db.json.gz").read_bytes()).hexdigest()
+    )

@@ -270,32 +270,38 @@ def adapter_files(adapter_class: type) -> dict[str, Path]:
     package that it imports, directly or through one another, read from their source (not
     from whatever happens to be loaded): BFCL's and tau2's graders and task loaders sit
     beside their adapters, and what they replay decides `grader_caught` as much as the
-    adapter decides what is observed. A module beside it that none of them imports (a
-    development script, a test) is not part of it; nor is anything of `harness.targets`
+    adapter decides what is observed. Importing a module runs every package `__init__.py`
+    on its way, so those count, and what they import. A module beside it that none of them
+    imports (a development script, a test) is not part of it, nor one loaded only by a name
+    built at run time (`importlib.import_module`), nor anything of `harness.targets`
     itself, whose modules every target shares. An adapter with no source file (defined in
     an interactive session) has none."""
     try:
         source = inspect.getsourcefile(adapter_class)
-    except TypeError:  # no module file at all
+    except (TypeError, OSError):  # no module file at all, or its source is gone
         source = None
     if source is None:
         return {}
     module_file = Path(source)
-    package = adapter_class.__module__.rpartition(".")[0]
+    module = adapter_class.__module__
+    package = module if module_file.name == "__init__.py" else module.rpartition(".")[0]
     folder = module_file.parent
     if package in ("", "harness.targets") or not (folder / "__init__.py").is_file():
         return {module_file.name: module_file}
-    found = {module_file, folder / "__init__.py"}  # importing the module runs the package's
-    todo = [module_file]
+    found: set[Path] = set()
+    todo = [module_file, folder / "__init__.py"]
     while todo:
-        for name in _imported(todo.pop(), package, folder):
+        path = todo.pop()
+        if path in found:
+            continue
+        found.add(path)
+        for name in _imported(path, package, folder):
             if not name.startswith(package + "."):
                 continue
-            stem = folder.joinpath(*name[len(package) + 1 :].split("."))
-            for candidate in (stem.with_suffix(".py"), stem / "__init__.py"):
-                if candidate.is_file() and candidate not in found:
-                    found.add(candidate)
-                    todo.append(candidate)
+            parts = name[len(package) + 1 :].split(".")
+            for depth in range(1, len(parts) + 1):  # pkg.a.b runs pkg/a/__init__.py first
+                stem = folder.joinpath(*parts[:depth])
+                todo += [c for c in (stem.with_suffix(".py"), stem / "__init__.py") if c.is_file()]
     return {path.relative_to(folder).as_posix(): path for path in sorted(found)}
 
 
@@ -304,8 +310,20 @@ def _imported(path: Path, package: str, folder: Path) -> list[str]:
     m import x`, both m and m.x; relative imports resolved against the module's package."""
     relative = path.relative_to(folder).with_suffix("").parts
     here = [*package.split("."), *relative[:-1]]  # the package that holds `path`
+    try:
+        tree = ast.parse(path.read_bytes(), str(path))
+    except SyntaxError as exc:
+        raise UserError(
+            Problem(
+                str(path),
+                f"line {exc.lineno}",
+                f"a module of the adapter's package does not parse ({exc.msg}), so the "
+                "freeze cannot tell what the adapter imports",
+                "fix the module, or move it out of the adapter's package",
+            )
+        ) from None
     names: list[str] = []
-    for node in ast.walk(ast.parse(path.read_bytes(), str(path))):
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
