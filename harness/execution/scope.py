@@ -28,7 +28,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType
 
-DATA_SUFFIXES = frozenset({".py", ".pyi", ".yaml", ".yml", ".json", ".jsonl", ".csv", ".toml"})
+# .gz since the eleventh refreeze: tau2's airline and retail databases (what every tau2 tool
+# starts from) and telecom's tasks ship as db.json.gz / tasks.json.gz
+DATA_SUFFIXES = frozenset(
+    {".py", ".pyi", ".yaml", ".yml", ".json", ".jsonl", ".csv", ".toml", ".gz"}
+)
 # harness modules that never run while a pair is scored: they read finished ledgers, print,
 # or write new files for a person to edit
 PRESENTATION = (
