@@ -1,6 +1,6 @@
-"""Bare checker time per tool, reference checker 1.2.0 against this one, on ORIGINAL tools.
+"""Bare checker time per tool, an older reference checker against this one, on ORIGINAL tools.
 
-    python bench/checker_time.py [--old REV] [--targets T ...] [--repeat N]
+    python bench/checker_time.py [--old REV] [--targets T ...] [--repeat N] [--old-recorded]
 
 In one sitting: the harness package of git revision REV (default: the last commit whose
 reference checker is 1.2.0) is extracted to a temporary folder, and one child process per
@@ -8,10 +8,13 @@ checker loads each target (default: the three tau2 domains) and compiles its con
 once, then times `check(target, [tool])` on request; the parent asks the children in turn,
 tool by tool, REPEAT rounds (default 3), and keeps each one's minimum. The new checker is
 timed twice: bare (fresh-environment probes only, as `harness check` without --corpus)
-and with the probe half of the target's recorded-call corpus (corpora/, split seed 0).
-Only original tools are checked; no mutant, plan or ledger is touched. Prints one line
-per tool and the ratio old/new per target (geometric mean over tools, and total over
-total); the machine may be shared, so only the ratios of this sitting mean anything.
+and with the probe half of the target's recorded-call corpus (corpora/, split seed 0);
+with --old-recorded the old checker is timed with that corpus too (a checker of 1.3.0 or
+later, which probes recorded pre-states: what the exhaustive pools run), and the ratio
+old/new is printed for the recorded runs as well. Only original tools are checked; no
+mutant, plan or ledger is touched. Prints one line per tool and the ratio old/new per
+target (geometric mean over tools, and total over total); the machine may be shared, so
+only the ratios of this sitting mean anything.
 """
 
 from __future__ import annotations
@@ -114,13 +117,17 @@ def main() -> int:
     parser.add_argument("--old", default=OLD_REV)
     parser.add_argument("--targets", nargs="+", default=list(TAU2))
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--old-recorded", action="store_true")
     args = parser.parse_args()
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory() as folder:
         old = Child(args.targets, extract(args.old, Path(folder)), "")
         new = Child(args.targets, None, "")
-        recorded = Child(args.targets, None, str(REPO / "corpora"))
-        children = (old, new, recorded)
+        corpus = str(REPO / "corpora")
+        recorded = Child(args.targets, None, corpus)
+        children = [old, new, recorded]
+        if args.old_recorded:
+            children.append(Child(args.targets, Path(folder), corpus))
         if old.meta["version"] == new.meta["version"]:
             sys.exit(f"both children run checker {old.meta['version']} ({old.meta['package']})")
         # interleaved, tool by tool and round by round, so a change of the machine's load
@@ -129,7 +136,7 @@ def main() -> int:
         for target in args.targets:
             for tool in old.meta["tools"][target]:
                 key = f"{target}:{tool}"
-                best[key] = [float("inf")] * 3
+                best[key] = [float("inf")] * len(children)
                 for _ in range(args.repeat):
                     for index, child in enumerate(children):
                         best[key][index] = min(best[key][index], child.seconds(target, tool))
@@ -139,12 +146,16 @@ def main() -> int:
         f"old: reference {old.meta['version']} ({args.old}); new: reference "
         f"{new.meta['version']}; minimum of {args.repeat} interleaved rounds"
     )
-    print(f"{'target:tool':58} {'old s':>8} {'new s':>8} {'old/new':>8} {'+recorded s':>12}")
+    extra = f" {'old+rec s':>10} {'old/new rec':>11}" if args.old_recorded else ""
+    print(f"{'target:tool':58} {'old s':>8} {'new s':>8} {'old/new':>8} {'+recorded s':>12}{extra}")
     for target in args.targets:
         keys = [k for k in best if k.startswith(f"{target}:")]
         for key in keys:
-            o, n, r = best[key]
-            print(f"{key:58} {o:8.3f} {n:8.3f} {o / n:8.2f} {r:12.3f}")
+            o, n, r = best[key][:3]
+            line = f"{key:58} {o:8.3f} {n:8.3f} {o / n:8.2f} {r:12.3f}"
+            if args.old_recorded:
+                line += f" {best[key][3]:10.3f} {best[key][3] / r:11.2f}"
+            print(line)
         ratios = [best[k][0] / best[k][1] for k in keys]
         geo = math.exp(sum(map(math.log, ratios)) / len(ratios))
         total_old, total_new, total_rec = (sum(best[k][i] for k in keys) for i in range(3))
@@ -154,6 +165,14 @@ def main() -> int:
             f"new with recorded probes {total_rec:.2f} s "
             f"(old/recorded {total_old / total_rec:.2f}x)"
         )
+        if args.old_recorded:
+            rec = [best[k][3] / best[k][2] for k in keys]
+            total_old_rec = sum(best[k][3] for k in keys)
+            print(
+                f"{target}: with recorded probes, old/new per tool (geometric mean) "
+                f"{math.exp(sum(map(math.log, rec)) / len(rec)):.2f}; total old "
+                f"{total_old_rec:.2f} s, new {total_rec:.2f} s ({total_old_rec / total_rec:.2f}x)"
+            )
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
