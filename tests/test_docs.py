@@ -15,9 +15,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_site_builds_in_strict_mode(tmp_path: Path) -> None:
+    """Not `-q`: quiet hides warnings from strict mode, and a nav entry with no page (the
+    home page was one, unnoticed, until the eleventh refreeze's sitting) then builds."""
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     done = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(tmp_path / "site")],
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -25,6 +27,9 @@ def test_site_builds_in_strict_mode(tmp_path: Path) -> None:
         timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
+    assert "WARNING" not in done.stderr, done.stderr[-3000:]
+    home = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert "Start here" in home and 'href="tutorial/"' in home
     page = (tmp_path / "site" / "commands" / "index.html").read_text(encoding="utf-8")
     assert "harness contracts validate" in page
     changelog = (tmp_path / "site" / "changelog" / "index.html").read_text(encoding="utf-8")
