@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from rich.table import Table as RichTable
 
@@ -54,6 +55,7 @@ from harness.analysis.scoring import Scope, closed_world_recall, with_grader
 from harness.analysis.tables import Table, build_tables
 from harness.errors import Problem, UserError
 from harness.execution.atomic import all_or_nothing, staged_folder
+from harness.execution.draw import Corpus
 from harness.execution.ledger import LedgerRow
 
 TABLES_DIR = "tables"
@@ -159,6 +161,31 @@ def _installed_source(target: str, file: str) -> str:
         return ""
 
 
+def mutation_payload(
+    run_dir: Path, run: RunMeta, rows: list[LedgerRow]
+) -> tuple[dict[str, Any], Corpus | None, str]:
+    """The run's mutation-testing-elements report as written to mutation-report.json
+    (validated: a failure is our bug, and nothing invalid is written), the drawn corpus it
+    locates mutants by, and why there is none. `run` carries the ledger's `incomplete` state.
+    """
+    corpus, why = load_corpus_for(run_dir, run.plan)
+    config: dict[str, str | bool] = {
+        "plan": run.plan,
+        "run": run.run,
+        "freezeId": run.freeze_id,
+        "postHoc": run.post_hoc,
+        "locations": "from the drawn corpus" if corpus else "unknown (no drawn corpus)",
+    }
+    if run.unfinished(len(rows)):
+        config["unfinished"] = run.unfinished(len(rows)) or ""
+    if run.incomplete:
+        config["incomplete"] = run.incomplete
+    stryker = mutation_report(rows, corpus, _installed_source, config)
+    payload = stryker.model_dump(mode="json", exclude_none=True)
+    validate_report(payload)
+    return payload, corpus, why
+
+
 def report(
     run_dir: Path,
     out_dir: Path | None = None,
@@ -240,25 +267,10 @@ def report(
         macros = out_dir / MACROS
         _write(staging.file(macros), macros_text(tables, run, unfinished))
 
-        corpus, why = load_corpus_for(run_dir, run.plan)
-        locations = "from the drawn corpus" if corpus else "unknown (no drawn corpus)"
+        payload, corpus, why = mutation_payload(run_dir, run, rows)
         if corpus is None:
             notes.append(f"{why}: {MUTATION_REPORT} has no mutant locations")
-        config: dict[str, str | bool] = {
-            "plan": run.plan,
-            "run": run.run,
-            "freezeId": run.freeze_id,
-            "postHoc": run.post_hoc,
-            "locations": locations,
-        }
-        if run.unfinished(len(rows)):
-            config["unfinished"] = run.unfinished(len(rows)) or ""
-        if state:
-            config["incomplete"] = state
-        stryker = mutation_report(rows, corpus, _installed_source, config)
         mutation_json = out_dir / MUTATION_REPORT
-        payload = stryker.model_dump(mode="json", exclude_none=True)
-        validate_report(payload)  # a failure is our bug: nothing invalid is written
         _write(
             staging.file(mutation_json),
             json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
