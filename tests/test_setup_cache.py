@@ -225,10 +225,10 @@ arms:
     tools: [deposit, transfer]
     operators: [M-PRECOND, M-IGNARG]
     draw_per_operator: 2
-  - name: banking
+  - name: message
     kind: open_world
-    target: agentdojo-banking
-    tools: [update_scheduled_transaction]
+    target: bfcl-message
+    tools: [send_message]
     operators: ["CR-core/ReplaceComparisonOperator_Eq_NotEq", "CR-core/NumberReplacer"]
     draw_per_operator: 2
 """
@@ -293,7 +293,7 @@ def test_a_cached_run_warms_each_target_before_its_first_child_with_no_pair_scor
         events = _events(tmp_path, workers)
         assert comparable(ledger(tmp_path, "two")) == rows
         warms = [i for i, event in enumerate(events) if event[0] == "warm"]
-        assert [events[i][1] for i in warms] == [["toy_domain"], ["agentdojo-banking"]]
+        assert [events[i][1] for i in warms] == [["toy_domain"], ["bfcl-message"]]
         assert warms[0] == 0  # before the first fork
         for i in warms:
             assert events[i + 1] == ["fork"]  # the child its warm-up was for
