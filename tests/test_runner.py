@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import os
@@ -10,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -64,10 +66,30 @@ def project(
     return root
 
 
+# Drawn and frozen projects by (plan name, plan bytes, PYTHONPATH), in this test process
+_DRAWN: dict[tuple[str, bytes, str | None], Path] = {}
+
+
 def drawn_and_frozen(root: Path, name: str = "small") -> None:
+    """`harness draw` and `harness freeze` of the project's plan, through the CLI. A project
+    holding only its plan is drawn and frozen once per plan in a test process and copied
+    after: the two commands cost 4-5 s of CPU, and the tests that need them test neither
+    (`freeze_as_printed` in test_freeze_history does, calling them itself). A copy is as
+    good as its original: what they write holds no path of the project's own
+    (test_freeze_records_hold_no_machine_specific_path, `copy_of` in test_dask)."""
+    plan = root / "plans" / f"{name}.yaml"
+    alone = sorted(root.rglob("*")) == [root / "plans", plan]
+    key = (name, plan.read_bytes(), os.environ.get("PYTHONPATH"))
+    if alone and key in _DRAWN:
+        shutil.copytree(_DRAWN[key], root, dirs_exist_ok=True)
+        return
     for command in ("draw", "freeze"):
         done = harness(command, f"plans/{name}.yaml", cwd=root)
         assert done.returncode == 0, done.stdout + done.stderr
+    if alone:
+        _DRAWN[key] = Path(tempfile.mkdtemp(prefix="drawn-")) / name
+        shutil.copytree(root, _DRAWN[key])
+        atexit.register(shutil.rmtree, _DRAWN[key].parent, True)
 
 
 def ledger(root: Path, name: str = "small") -> list[LedgerRow]:
