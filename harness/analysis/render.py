@@ -41,6 +41,7 @@ def cell_text(cell: Cell, column: Column, missing: str) -> str:
 def _row_texts(table: Table, missing: str, range_dash: str | None = None) -> list[list[str]]:
     """Cells as text; with `range_dash`, intervals read `lo<dash>hi` instead of `[lo, hi]`."""
     out = []
+    mixed = table.mixed_post_hoc  # once: it reads every row
     for row in table.rows:
         texts = []
         for cell, column in zip(row.cells, table.columns, strict=True):
@@ -48,7 +49,7 @@ def _row_texts(table: Table, missing: str, range_dash: str | None = None) -> lis
                 texts.append(f"{number(cell[0])}{range_dash}{number(cell[1])}")
             else:
                 texts.append(cell_text(cell, column, missing))
-        if table.mixed_post_hoc and row.post_hoc:
+        if mixed and row.post_hoc:
             texts[0] += POST_HOC_MARK
         out.append(texts)
     return out

@@ -241,11 +241,16 @@ def report(
     # every output written aside and swapped in together: an interrupt or a write error
     # leaves the previous report whole (harness.execution.atomic)
     with all_or_nothing(out_dir) as staging:
-        tables = build_tables(rows, run)
+        frame = ledger_frame(rows, run)
+        predictions = (
+            None
+            if run.comparison_run
+            else score_frame_predictions(frame, run.predictions, run.project_root)
+        )
+        tables = build_tables(rows, run, frame, predictions or [])
         tables_dir = staging.folder(out_dir / TABLES_DIR)
         names = _table_files(tables, tables_dir) + _headline_files(tables, tables_dir)
         table_paths = [out_dir / TABLES_DIR / n for n in names]
-        frame = ledger_frame(rows, run)
         if with_grader(frame).empty:
             notes.append(NO_GRADER_NOTE)
 
@@ -279,11 +284,6 @@ def report(
         page = out_dir / REPORT_HTML
         headline = [t for t in tables if t.name in MAIN_TABLES]
         forest_png = staging.staged(figure).read_bytes() if figure else None
-        predictions = (
-            None
-            if run.comparison_run
-            else score_frame_predictions(frame, run.predictions, run.project_root)
-        )
         sections = []
         if coverage:
             from harness.analysis.coverage_section import coverage_section, load_coverage

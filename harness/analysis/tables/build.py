@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from harness.analysis.census import escape_census_table, recall_census_table
 from harness.analysis.clause_yield import clause_yield_table
 from harness.analysis.frame import ledger_frame
 from harness.analysis.predictions import (
     PredictionKind,
+    PredictionRow,
     score_frame_predictions,
 )
 from harness.analysis.runs import RunMeta
@@ -49,11 +51,21 @@ from harness.analysis.tables.predictions import predictions_table
 from harness.analysis.tables.same_as import same_as_table
 from harness.execution.ledger import LedgerRow
 
+if TYPE_CHECKING:
+    import pandas as pd
 
-def build_tables(rows: Sequence[LedgerRow], meta: RunMeta) -> list[Table]:
+
+def build_tables(
+    rows: Sequence[LedgerRow],
+    meta: RunMeta,
+    frame: pd.DataFrame | None = None,
+    predictions: Sequence[PredictionRow] | None = None,
+) -> list[Table]:
     """Every table that has rows, in a fixed order; an unfinished run's say so in their
-    title and notes (the caption)."""
-    tables = _tables(rows, meta)
+    title and notes (the caption). `frame` (`ledger_frame(rows, meta)`) and `predictions`
+    (its `score_frame_predictions`, [] for a comparison checker's run) are computed here
+    unless the caller has them already (`harness report` uses both again)."""
+    tables = _tables(rows, meta, frame, predictions)
     others = sorted({r.freeze_id for r in rows} - {meta.freeze_id})
     if others:  # rows that run.json does not account for: say so in every table
         note = f"rows also carry freeze ids {', '.join(others)} (run.json: {meta.freeze_id})."
@@ -74,8 +86,14 @@ def build_tables(rows: Sequence[LedgerRow], meta: RunMeta) -> list[Table]:
     return tables
 
 
-def _tables(rows: Sequence[LedgerRow], meta: RunMeta) -> list[Table]:
-    frame = ledger_frame(rows, meta)  # every count below is a group-by over it
+def _tables(
+    rows: Sequence[LedgerRow],
+    meta: RunMeta,
+    frame: pd.DataFrame | None,
+    predictions: Sequence[PredictionRow] | None,
+) -> list[Table]:
+    if frame is None:
+        frame = ledger_frame(rows, meta)  # every count below is a group-by over it
     tables = []
     if recall := closed_world_recall(frame):
         tables.append(recall_table(recall, meta))
@@ -108,11 +126,12 @@ def _tables(rows: Sequence[LedgerRow], meta: RunMeta) -> list[Table]:
     if meta.pools:
         tables.append(pool_table(meta))
     # last, so `harness run` prints it last; a comparison checker's run has none to score
-    predictions = (
-        []
-        if meta.comparison_run
-        else score_frame_predictions(frame, meta.predictions, meta.project_root)
-    )
+    if predictions is None:
+        predictions = (
+            []
+            if meta.comparison_run
+            else score_frame_predictions(frame, meta.predictions, meta.project_root)
+        )
     if predictions:
         source = (
             meta.predictions_source
