@@ -81,6 +81,52 @@ def test_change_span_is_the_exact_change(after, start, end, replacement) -> None
         assert SOURCE[:begin] + text + SOURCE[stop:] == after
 
 
+def _brute_span(source: str, after: str) -> tuple[tuple[int, int], tuple[int, int], str]:
+    """The span by comparing character by character: the longest common prefix, then the
+    longest common suffix of what is left."""
+
+    def common(a: str, b: str) -> int:
+        n = 0
+        while n < min(len(a), len(b)) and a[n] == b[n]:
+            n += 1
+        return n
+
+    prefix = common(source, after)
+    suffix = min(common(source[::-1], after[::-1]), min(len(source), len(after)) - prefix)
+
+    def position(offset: int) -> tuple[int, int]:
+        return source.count("\n", 0, offset) + 1, offset - (source.rfind("\n", 0, offset) + 1) + 1
+
+    return position(prefix), position(len(source) - suffix), after[prefix : len(after) - suffix]
+
+
+LONG = "x = 1\n" * 150 + "def f():\n    return 'a' + 'b'\n" + "y = 2\n" * 150
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        LONG.replace("'a' + 'b'", "'ab' + 'b'"),  # the prefix runs on past the change
+        LONG.replace("'a' + 'b'", "'a' + 'b' + 'b'"),  # and the suffix too
+        LONG.replace("return 'a' + 'b'", "pass"),
+        LONG.replace("x = 1\n", "x = 2\n", 1),  # the first line
+        LONG[: -len("y = 2\n")] + "y = 3\n",  # the last line
+        LONG.replace("'a'", "'" + "a" * 300 + "'"),  # a change longer than a gallop's step
+        LONG.replace("x = 1\n", "", 3),  # lines removed at the start
+    ],
+)
+def test_a_span_far_from_the_start_is_the_longest_common_prefix_and_suffix(after) -> None:
+    """The span search starts from the lines a hunk leaves alone and gallops: on a long
+    file, its span is the one a character-by-character comparison gives."""
+    for context in (0, 1, 3):
+        span = change_span(LONG, _diff(LONG, after, context))
+        assert span is not None
+        location, text = span
+        start = (location.start.line, location.start.column)
+        end = (location.end.line, location.end.column)
+        assert (start, end, text) == _brute_span(LONG, after)
+
+
 def test_a_diff_that_does_not_fit_the_source_gives_no_span() -> None:
     diff = _diff(SOURCE, SOURCE.replace("a + b", "a - b"))
     assert change_span(SOURCE.replace("x = a + b", "x = b + a"), diff) is None

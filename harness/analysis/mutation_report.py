@@ -23,10 +23,11 @@ The JSON written is validated against the vendored mutation-testing-elements sch
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import re
 from collections.abc import Callable, Iterable
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any, Literal
 
@@ -162,11 +163,20 @@ def _whole_function(site: FunctionSite | None, source: str) -> Location:
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
 
 
-def apply_diff(source: str, diff: str) -> str | None:
-    """`source` with the unified `diff` applied, or None when the diff does not fit it (its
-    context or removed lines differ from the file's)."""
-    lines = source.splitlines(keepends=True)
+@lru_cache(maxsize=64)
+def _lines(source: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """`source`'s lines (ends kept) and each line's offset, with len(source) last: the
+    mutants of one file share them (a str caches its hash, so the lookup is cheap)."""
+    lines = tuple(source.splitlines(keepends=True))
+    return lines, (0, *itertools.accumulate(map(len, lines)))
+
+
+def _applied(source: str, diff: str) -> tuple[str, int, int] | None:
+    """`source` with `diff` applied, the number of leading lines the diff leaves untouched
+    and the index of the first line after its last hunk; None when it does not fit."""
+    lines, _ = _lines(source)
     out: list[str] = []
+    first: int | None = None
     at = 0  # index into `lines` of the next line not yet copied
     hunk_lines = diff.splitlines(keepends=True)
     i = 0
@@ -180,6 +190,7 @@ def apply_diff(source: str, diff: str) -> str | None:
             return None
         out += lines[at:start]
         at = start
+        first = start if first is None else first
         while i < len(hunk_lines) and not hunk_lines[i].startswith("@@"):
             line = hunk_lines[i]
             i += 1
@@ -194,7 +205,14 @@ def apply_diff(source: str, diff: str) -> str | None:
                     out.append(lines[at - 1])
             elif tag == "+":
                 out.append(text)
-    return "".join(out + lines[at:])
+    return "".join(out + list(lines[at:])), at if first is None else first, at
+
+
+def apply_diff(source: str, diff: str) -> str | None:
+    """`source` with the unified `diff` applied, or None when the diff does not fit it (its
+    context or removed lines differ from the file's)."""
+    applied = _applied(source, diff)
+    return None if applied is None else applied[0]
 
 
 def _position(text: str, offset: int) -> Position:
@@ -202,33 +220,50 @@ def _position(text: str, offset: int) -> Position:
     return Position(line=line, column=offset - (text.rfind("\n", 0, offset) + 1) + 1)
 
 
-def _common_length(same: Callable[[int], bool], limit: int) -> int:
-    """The largest k <= limit with same(k), for a `same` true up to some k and false after:
-    a binary search, so whole files compare in C, not character by character."""
-    lo, hi = 0, limit
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if same(mid):
-            lo = mid
-        else:
-            hi = mid - 1
+def _common_length(same: Callable[[int, int], bool], known: int, limit: int) -> int:
+    """The largest k <= limit with same(0, k), for a `same(0, k)` true up to some k and false
+    after, given true at `known`; `same(j, k)` compares the part from j to k alone, once the
+    part up to j is known to be the same. It gallops from `known` and then halves, so the
+    parts compared (copied) are about as long as the answer's distance from `known`, not
+    the whole file (each mutant is near a hunk whose unchanged lines are known)."""
+    lo, step = known, 64
+    while lo < limit:
+        probe = min(lo + step, limit)
+        if not same(lo, probe):
+            hi = probe - 1
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if same(lo, mid):
+                    lo = mid
+                else:
+                    hi = mid - 1
+            return lo
+        lo, step = probe, step * 2
     return lo
 
 
 def change_span(source: str, diff: str) -> tuple[Location, str] | None:
     """The span of `source` that `diff` changes (end exclusive) and the text replacing it;
     None when the diff does not apply to `source`."""
-    mutated = apply_diff(source, diff) if source and diff else None
-    if mutated is None or mutated == source:
+    applied = _applied(source, diff) if source and diff else None
+    if applied is None or applied[0] == source:
         return None
-    limit = min(len(source), len(mutated))
-    prefix = _common_length(lambda k: source[:k] == mutated[:k], limit)
-    suffix = _common_length(
-        lambda k: source[len(source) - k :] == mutated[len(mutated) - k :], limit - prefix
+    mutated, first, after = applied
+    _, offsets = _lines(source)
+    n, m = len(source), len(mutated)
+    limit = min(n, m)
+    # the lines before the first hunk and after the last are copied: the same on both sides
+    prefix = _common_length(
+        lambda j, k: source.startswith(mutated[j:k], j), min(offsets[first], limit), limit
     )
-    end = len(source) - suffix
+    suffix = _common_length(
+        lambda j, k: source.endswith(mutated[m - k : m - j], 0, n - j),
+        min(n - offsets[after], limit - prefix),
+        limit - prefix,
+    )
+    end = n - suffix
     location = Location(start=_position(source, prefix), end=_position(source, end))
-    return location, mutated[prefix : len(mutated) - suffix]
+    return location, mutated[prefix : m - suffix]
 
 
 @cache
