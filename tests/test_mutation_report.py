@@ -127,6 +127,51 @@ def test_a_span_far_from_the_start_is_the_longest_common_prefix_and_suffix(after
         assert (start, end, text) == _brute_span(LONG, after)
 
 
+def _marked_diff(before: str, after: str, context: int) -> str:
+    """A unified diff whose lines without a newline (a file's last) carry the marker
+    `diff` writes after them."""
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True), "a", "b", n=context
+    )
+    return "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        (LONG.rstrip("\n"), LONG.rstrip("\n")[: -len("y = 2")] + "y = 3"),  # no last newline
+        (LONG.rstrip("\n"), LONG.rstrip("\n") + "\nz = 4"),
+        (LONG.replace("\n", "\r\n"), LONG.replace("\n", "\r\n").replace("'a'", "'ab'")),
+    ],
+    ids=["last-line-changed", "line-added-after-the-last", "crlf"],
+)
+def test_a_span_at_a_file_end_without_a_newline_or_with_crlf_is_exact(before, after) -> None:
+    for context in (0, 1, 3):
+        diff = _marked_diff(before, after, context)
+        assert apply_diff(before, diff) == after
+        span = change_span(before, diff)
+        assert span is not None
+        location, text = span
+        start = (location.start.line, location.start.column)
+        end = (location.end.line, location.end.column)
+        assert (start, end, text) == _brute_span(before, after)
+
+
+def test_a_hunk_past_the_end_of_a_shorter_file_is_placed_at_its_end() -> None:
+    """A mutant drawn from a longer file whose hunk only adds lines after the installed
+    file's end: it applies, and its span is the end (the report once raised IndexError)."""
+    for diff in ("@@ -3,0 +3 @@\n+b\n", "@@ -4 +1 @@\n+b\n"):
+        assert apply_diff("a\n", diff) == "a\nb\n"
+        span = change_span("a\n", diff)
+        assert span is not None
+        location, text = span
+        start = (location.start.line, location.start.column)
+        end = (location.end.line, location.end.column)
+        assert (start, end, text) == _brute_span("a\n", "a\nb\n") == ((2, 1), (2, 1), "b\n")
+
+
 def test_a_diff_that_does_not_fit_the_source_gives_no_span() -> None:
     diff = _diff(SOURCE, SOURCE.replace("a + b", "a - b"))
     assert change_span(SOURCE.replace("x = a + b", "x = b + a"), diff) is None

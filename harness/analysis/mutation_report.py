@@ -171,12 +171,20 @@ def _lines(source: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
     return lines, (0, *itertools.accumulate(map(len, lines)))
 
 
+def _without_line_end(line: str) -> str:
+    for end in ("\r\n", "\n", "\r"):
+        if line.endswith(end):
+            return line[: -len(end)]
+    return line
+
+
 def _applied(source: str, diff: str) -> tuple[str, int, int] | None:
     """`source` with `diff` applied, the number of leading lines the diff leaves untouched
     and the index of the first line after its last hunk; None when it does not fit."""
     lines, _ = _lines(source)
     out: list[str] = []
     first: int | None = None
+    previous = ""  # the tag of the hunk line before
     at = 0  # index into `lines` of the next line not yet copied
     hunk_lines = diff.splitlines(keepends=True)
     i = 0
@@ -195,8 +203,11 @@ def _applied(source: str, diff: str) -> tuple[str, int, int] | None:
             line = hunk_lines[i]
             i += 1
             tag, text = line[:1], line[1:]
-            if tag == "\\":  # "\ No newline at end of file"
+            if tag == "\\":  # "\ No newline at end of file": the line before has none
+                if previous == "+":  # an added last line: its newline is the diff's own
+                    out[-1] = _without_line_end(out[-1])
                 continue
+            previous = tag
             if tag in (" ", "-"):
                 if at >= len(lines) or lines[at].rstrip("\n") != text.rstrip("\n"):
                     return None
@@ -250,6 +261,9 @@ def change_span(source: str, diff: str) -> tuple[Location, str] | None:
         return None
     mutated, first, after = applied
     _, offsets = _lines(source)
+    # a hunk that only adds lines may start past the file's end (a file shorter than the
+    # one the mutant was drawn from): no line after the end is known to be the same
+    first, after = min(first, len(offsets) - 1), min(after, len(offsets) - 1)
     n, m = len(source), len(mutated)
     limit = min(n, m)
     # the lines before the first hunk and after the last are copied: the same on both sides
