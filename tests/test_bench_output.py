@@ -87,6 +87,7 @@ PUBLISHED = BENCH.parent / "results" / "reference" / "closed_world" / "a2b36cd35
         ("bare_work.py", []),
         ("pool_time.py", [str(PUBLISHED)]),
         ("pool_dask.py", []),
+        ("report_time.py", []),
     ],
 )
 def test_each_script_refuses_a_bad_label_before_any_work(script: str, extra: list[str]) -> None:
