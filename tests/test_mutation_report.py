@@ -100,6 +100,15 @@ def _brute_span(source: str, after: str) -> tuple[tuple[int, int], tuple[int, in
     return position(prefix), position(len(source) - suffix), after[prefix : len(after) - suffix]
 
 
+def _span(source: str, diff: str) -> tuple[tuple[int, int], tuple[int, int], str]:
+    """`change_span` of a diff that applies, as (start, end, replacement)."""
+    span = change_span(source, diff)
+    assert span is not None
+    location, text = span
+    start, end = location.start, location.end
+    return (start.line, start.column), (end.line, end.column), text
+
+
 LONG = "x = 1\n" * 150 + "def f():\n    return 'a' + 'b'\n" + "y = 2\n" * 150
 
 
@@ -119,12 +128,7 @@ def test_a_span_far_from_the_start_is_the_longest_common_prefix_and_suffix(after
     """The span search starts from the lines a hunk leaves alone and gallops: on a long
     file, its span is the one a character-by-character comparison gives."""
     for context in (0, 1, 3):
-        span = change_span(LONG, _diff(LONG, after, context))
-        assert span is not None
-        location, text = span
-        start = (location.start.line, location.start.column)
-        end = (location.end.line, location.end.column)
-        assert (start, end, text) == _brute_span(LONG, after)
+        assert _span(LONG, _diff(LONG, after, context)) == _brute_span(LONG, after)
 
 
 def _marked_diff(before: str, after: str, context: int) -> str:
@@ -151,12 +155,7 @@ def test_a_span_at_a_file_end_without_a_newline_or_with_crlf_is_exact(before, af
     for context in (0, 1, 3):
         diff = _marked_diff(before, after, context)
         assert apply_diff(before, diff) == after
-        span = change_span(before, diff)
-        assert span is not None
-        location, text = span
-        start = (location.start.line, location.start.column)
-        end = (location.end.line, location.end.column)
-        assert (start, end, text) == _brute_span(before, after)
+        assert _span(before, diff) == _brute_span(before, after)
 
 
 def test_a_hunk_past_the_end_of_a_shorter_file_is_placed_at_its_end() -> None:
@@ -164,12 +163,7 @@ def test_a_hunk_past_the_end_of_a_shorter_file_is_placed_at_its_end() -> None:
     file's end: it applies, and its span is the end (the report once raised IndexError)."""
     for diff in ("@@ -3,0 +3 @@\n+b\n", "@@ -4 +1 @@\n+b\n"):
         assert apply_diff("a\n", diff) == "a\nb\n"
-        span = change_span("a\n", diff)
-        assert span is not None
-        location, text = span
-        start = (location.start.line, location.start.column)
-        end = (location.end.line, location.end.column)
-        assert (start, end, text) == _brute_span("a\n", "a\nb\n") == ((2, 1), (2, 1), "b\n")
+        assert _span("a\n", diff) == _brute_span("a\n", "a\nb\n") == ((2, 1), (2, 1), "b\n")
 
 
 def test_a_diff_that_does_not_fit_the_source_gives_no_span() -> None:
