@@ -37,8 +37,8 @@ def rows_of(run_dir: Path) -> int:
 
 
 def largest_run() -> Path:
-    runs = sorted(p.parent for p in REFERENCE.glob("*/*/ledger.jsonl"))
-    return max(reversed(runs), key=rows_of)  # max keeps the first: the last by path
+    runs = [p.parent for p in REFERENCE.glob("*/*/ledger.jsonl")]
+    return max(runs, key=lambda run: (rows_of(run), run))  # among equals, the last by path
 
 
 def time_report(source: Path, run_dir: Path) -> float:
