@@ -25,7 +25,9 @@ from harness.analysis.runs import RunMeta
 from harness.analysis.scoring import (
     ALL,
     ArmKind,
+    EscapeRow,
     Rate,
+    RecallRow,
     Scope,
     arm_kind,
     escape_label,
@@ -187,13 +189,19 @@ def _in_row(row: LedgerRow, operator: str) -> bool:
     return _in_operator(row.operator, operator)
 
 
-def recall_census_table(rows: Sequence[LedgerRow], meta: RunMeta) -> Table | None:
-    from harness.analysis.frame import ledger_frame
-    from harness.analysis.scoring import closed_world_recall
+def recall_census_table(
+    rows: Sequence[LedgerRow], meta: RunMeta, recall: Sequence[RecallRow] | None = None
+) -> Table | None:
+    """`recall`: `closed_world_recall` of the rows' frame, computed here unless the caller
+    has it already."""
+    if recall is None:
+        from harness.analysis.frame import ledger_frame
+        from harness.analysis.scoring import closed_world_recall
 
+        recall = closed_world_recall(ledger_frame(rows, meta))
     closed = [r for r in rows if arm_kind(r) is ArmKind.CLOSED_WORLD]
     body = []
-    for r in closed_world_recall(ledger_frame(rows, meta)):
+    for r in recall:
         members = [
             row
             for row in closed
@@ -256,17 +264,23 @@ def recall_census_table(rows: Sequence[LedgerRow], meta: RunMeta) -> Table | Non
     )
 
 
-def escape_census_table(rows: Sequence[LedgerRow], meta: RunMeta) -> Table | None:
-    from harness.analysis.frame import ledger_frame
-    from harness.analysis.scoring import open_world_escapes
+def escape_census_table(
+    rows: Sequence[LedgerRow], meta: RunMeta, escapes: Sequence[EscapeRow] | None = None
+) -> Table | None:
+    """`escapes`: `open_world_escapes` of the rows' frame, computed here unless the caller
+    has it already."""
+    if escapes is None:
+        from harness.analysis.frame import ledger_frame
+        from harness.analysis.scoring import open_world_escapes
 
+        escapes = open_world_escapes(ledger_frame(rows, meta))
     by_operator: dict[str, list[LedgerRow]] = defaultdict(list)
     for r in rows:
         if arm_kind(r) is ArmKind.OPEN_WORLD:
             by_operator[r.operator].append(r)
     operators = sorted(by_operator)
     body = []
-    for e in open_world_escapes(ledger_frame(rows, meta)):
+    for e in escapes:
         # a row's members: its operator's rows, its family's, or all (grouped once: an
         # exhaustive run has thousands of rows and hundreds of operators)
         members = [

@@ -44,6 +44,7 @@ from harness.analysis.runs import load_rows
 from harness.analysis.same_as import SameTable, same_as_outcome, same_tables
 from harness.analysis.scoring import (
     ALL,
+    EscapeRow,
     RecallRow,
     Scope,
     closed_world_recall,
@@ -210,11 +211,17 @@ def _precision_rows(frame: pd.DataFrame, floor: float | None) -> list[Prediction
     return out or [_untested(PredictionKind.PRECISION_FLOOR, "flags", f"≥ {floor:.3f}")]
 
 
-def _escape_rows(frame: pd.DataFrame, ceilings: dict[str, float]) -> list[PredictionRow]:
-    escapes = {r.operator: r for r in open_world_escapes(frame)}
+def _escape_rows(
+    frame: pd.DataFrame, ceilings: dict[str, float], escapes: Sequence[EscapeRow] | None
+) -> list[PredictionRow]:
+    if not ceilings:
+        return []
+    if escapes is None:
+        escapes = open_world_escapes(frame)
+    by_operator = {r.operator: r for r in escapes}
     out = []
     for operator, ceiling in ceilings.items():
-        r = escapes.get(ALL if operator == POOLED_KEY else operator)
+        r = by_operator.get(ALL if operator == POOLED_KEY else operator)
         if r is None:
             out.append(_untested(PredictionKind.ESCAPE_RATE_CEILING, operator, f"≤ {ceiling:.3f}"))
             continue
@@ -351,19 +358,23 @@ def score_predictions(
 
 
 def score_frame_predictions(
-    frame: pd.DataFrame, predictions: Predictions | None, root: str | Path | None = None
+    frame: pd.DataFrame,
+    predictions: Predictions | None,
+    root: str | Path | None = None,
+    escapes: Sequence[EscapeRow] | None = None,
 ) -> list[PredictionRow]:
     """Every prediction of the plan (`predictions`; None when unknown) and every negative
     control's predicted verdict (carried by its ledger row), in that order, from the ledger
     frame (`ledger_frame`); `root`: the project root a `better_than` or `same_as` run is
-    relative to (the current folder when None)."""
+    relative to (the current folder when None); `escapes`: the frame's `open_world_escapes`,
+    computed here (when a ceiling is predicted) unless the caller has them already."""
     out: list[PredictionRow] = []
     if predictions is not None:
         # a benchmark's own floors first: a held-out benchmark's are the blind claims
         out += _benchmark_rows(frame, predictions.benchmark_recall_floor)
         out += _recall_rows(frame, predictions.recall_floor)
         out += _precision_rows(frame, predictions.precision_floor)
-        out += _escape_rows(frame, predictions.escape_rate_ceiling)
+        out += _escape_rows(frame, predictions.escape_rate_ceiling, escapes)
         post_hoc = bool(frame["post_hoc"].any()) if len(frame) else False
         out += _better_than_rows(frame, predictions.better_than, root, post_hoc)
         out += _same_as_rows(frame, predictions.same_as, root, post_hoc)

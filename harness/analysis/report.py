@@ -51,7 +51,7 @@ from harness.analysis.runs import (
     load_run_meta,
     with_frozen_predictions,
 )
-from harness.analysis.scoring import Scope, closed_world_recall, with_grader
+from harness.analysis.scoring import Scope, closed_world_recall, open_world_escapes, with_grader
 from harness.analysis.tables import Table, build_tables
 from harness.errors import Problem, UserError
 from harness.execution.atomic import all_or_nothing, staged_folder
@@ -242,12 +242,13 @@ def report(
     # leaves the previous report whole (harness.execution.atomic)
     with all_or_nothing(out_dir) as staging:
         frame = ledger_frame(rows, run)
+        escapes = open_world_escapes(frame)  # scored once for the tables and the predictions
         predictions = (
             None
             if run.comparison_run
-            else score_frame_predictions(frame, run.predictions, run.project_root)
+            else score_frame_predictions(frame, run.predictions, run.project_root, escapes)
         )
-        tables = build_tables(rows, run, frame, predictions or [])
+        tables = build_tables(rows, run, frame, predictions or [], escapes)
         tables_dir = staging.folder(out_dir / TABLES_DIR)
         names = _table_files(tables, tables_dir) + _headline_files(tables, tables_dir)
         table_paths = [out_dir / TABLES_DIR / n for n in names]

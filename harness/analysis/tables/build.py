@@ -16,6 +16,7 @@ from harness.analysis.predictions import (
 )
 from harness.analysis.runs import RunMeta
 from harness.analysis.scoring import (
+    EscapeRow,
     closed_world_miss_causes,
     closed_world_recall,
     control_specificity,
@@ -60,12 +61,14 @@ def build_tables(
     meta: RunMeta,
     frame: pd.DataFrame | None = None,
     predictions: Sequence[PredictionRow] | None = None,
+    escapes: Sequence[EscapeRow] | None = None,
 ) -> list[Table]:
     """Every table that has rows, in a fixed order; an unfinished run's say so in their
-    title and notes (the caption). `frame` (`ledger_frame(rows, meta)`) and `predictions`
-    (its `score_frame_predictions`, [] for a comparison checker's run) are computed here
-    unless the caller has them already (`harness report` uses both again)."""
-    tables = _tables(rows, meta, frame, predictions)
+    title and notes (the caption). `frame` (`ledger_frame(rows, meta)`), `predictions`
+    (its `score_frame_predictions`, [] for a comparison checker's run) and `escapes` (its
+    `open_world_escapes`) are computed here unless the caller has them already (`harness
+    report` uses all three again)."""
+    tables = _tables(rows, meta, frame, predictions, escapes)
     others = sorted({r.freeze_id for r in rows} - {meta.freeze_id})
     if others:  # rows that run.json does not account for: say so in every table
         note = f"rows also carry freeze ids {', '.join(others)} (run.json: {meta.freeze_id})."
@@ -91,11 +94,15 @@ def _tables(
     meta: RunMeta,
     frame: pd.DataFrame | None,
     predictions: Sequence[PredictionRow] | None,
+    escapes: Sequence[EscapeRow] | None,
 ) -> list[Table]:
     if frame is None:
         frame = ledger_frame(rows, meta)  # every count below is a group-by over it
+    if escapes is None:
+        escapes = open_world_escapes(frame)
     tables = []
-    if recall := closed_world_recall(frame):
+    recall = closed_world_recall(frame)
+    if recall:
         tables.append(recall_table(recall, meta))
     elif empty_operators(meta, "closed_world"):  # nothing drawn at all: still say so
         tables.append(recall_table([], meta))
@@ -109,7 +116,7 @@ def _tables(
         tables.append(flag_precision_table(flags, meta))
     if controls := negative_controls(frame):
         tables.append(negative_control_table(controls, meta))
-    if escapes := open_world_escapes(frame):
+    if escapes:
         tables.append(escape_table(escapes, meta))
         if causes := escape_causes(frame):
             tables.append(cause_table(causes, meta, escapes[-1].counts.post_hoc))
@@ -118,7 +125,8 @@ def _tables(
         tables.append(grader_tasks_table(grader_tasks_by_tool(frame), meta))
     # census and superpopulation, dominator recall, clause yield (harness.analysis.census,
     # .clause_yield)
-    tables += [t for t in (recall_census_table(rows, meta), escape_census_table(rows, meta)) if t]
+    censuses = (recall_census_table(rows, meta, recall), escape_census_table(rows, meta, escapes))
+    tables += [t for t in censuses if t]
     if (clauses := clause_yield_table(rows, meta)) is not None:
         tables.append(clauses)
     if tools := per_tool(frame):
@@ -130,7 +138,7 @@ def _tables(
         predictions = (
             []
             if meta.comparison_run
-            else score_frame_predictions(frame, meta.predictions, meta.project_root)
+            else score_frame_predictions(frame, meta.predictions, meta.project_root, escapes)
         )
     if predictions:
         source = (
