@@ -186,6 +186,29 @@ def mutation_payload(
     return payload, corpus, why
 
 
+def _check_outputs(out_dir: Path) -> None:
+    """Refuse, before anything is written, an output folder or output that is the wrong
+    kind of thing (a file where the folder goes, a folder where a file goes)."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UserError(Problem(str(out_dir), "--out", "is a file", "name a folder to write"))
+    tables = out_dir / TABLES_DIR
+    wrong = [(tables, "a file")] if tables.exists() and not tables.is_dir() else []
+    files = (FOREST_PLOT, MACROS, MUTATION_REPORT, REPORT_HTML)
+    wrong += [(out_dir / name, "a folder") for name in files if (out_dir / name).is_dir()]
+    if wrong:
+        raise UserError(
+            [
+                Problem(
+                    str(path),
+                    "--out",
+                    f"is {kind}, where the report writes its own",
+                    "move it away, or pass another --out",
+                )
+                for path, kind in wrong
+            ]
+        )
+
+
 def report(
     run_dir: Path,
     out_dir: Path | None = None,
@@ -230,6 +253,7 @@ def report(
         raise UserError(problems)
     run, why = with_frozen_predictions(run_dir, run)
     out_dir = out_dir or run_dir
+    _check_outputs(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     notes: list[str] = [torn.describe()] if torn else []
     if unfinished:

@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from harness.errors import Problem, UserError
 from harness.execution.draw import Corpus, OperatorPool
@@ -35,7 +35,7 @@ class RunMeta(BaseModel):
     plan: str
     run: str
     freeze_id: str
-    post_hoc: bool = False
+    post_hoc: StrictBool = False  # "yes" is no answer: the runner writes true or false
     checker: str | None = None
     # The plan's predictions as the run saw them (runs before they were recorded: None,
     # and `harness report` looks for the frozen plan instead).
@@ -80,16 +80,29 @@ def load_run_meta(run_dir: Path) -> RunMeta:
                 str(run_dir), "run_dir", "not a run folder (no run.json)", "give results/PLAN/RUN"
             )
         )
+    fix = "restore run.json from the run (the runner writes every field), or run the plan again"
     try:
         found = json.loads(read_bytes(path) or b"{}")
         if isinstance(found, dict):
             found.pop("incomplete", None)  # only a reader of the ledger says so
             found.pop("project_root", None)  # nor is where the folder lies the file's to say
         meta = RunMeta.model_validate(found)
-    except (ValueError, ValidationError) as exc:
+    except ValidationError as exc:  # one line per field, as every other input's errors
         raise UserError(
-            Problem(str(path), "<top>", f"unreadable run manifest ({exc})", "run the plan again")
-        ) from exc
+            [
+                Problem(
+                    str(path),
+                    ".".join(str(part) for part in error["loc"]) or "<top>",
+                    f"unreadable run manifest: {error['msg']}",
+                    fix,
+                )
+                for error in exc.errors()
+            ]
+        ) from None
+    except ValueError as exc:  # not JSON, or not UTF-8
+        raise UserError(
+            Problem(str(path), "<top>", f"unreadable run manifest: not JSON ({exc})", fix)
+        ) from None
     root = project_of(run_dir, meta.plan)
     return meta if root is None else meta.model_copy(update={"project_root": str(root)})
 

@@ -29,6 +29,8 @@ RUN_CORPUS = "corpus.json"  # the drawn manifest the run was scored from
 
 def publish(run_dir: Path) -> Path:
     """results/<plan>/<run>/ -> results/reference/<plan>/<run>/ (replaced whole)."""
+    from harness.analysis.runs import load_run_meta  # it imports this module's RUN_CORPUS
+
     manifest_path = run_dir / "run.json"
     if not manifest_path.exists():
         raise UserError(
@@ -40,7 +42,18 @@ def publish(run_dir: Path) -> Path:
             )
         )
     refuse_symlinked_folder(run_dir)
-    manifest = json.loads(read_bytes(manifest_path) or b"{}")
+    meta = load_run_meta(run_dir)  # one line per bad field, as `harness report` says them
+    results = run_dir.resolve().parent.parent
+    if results.name == "reference" and results.parent.name == "results":
+        raise UserError(
+            Problem(
+                str(run_dir),
+                "run_dir",
+                "is a published run already (it lies in results/reference/)",
+                "publish the run's own folder, results/<plan>/<run>",
+            )
+        )
+    manifest = json.loads(read_bytes(manifest_path))
     if not manifest.get("ended_at"):
         raise UserError(
             Problem(
@@ -48,6 +61,15 @@ def publish(run_dir: Path) -> Path:
                 "ended_at",
                 "the run has not finished",
                 "run `harness run` on its plan again to finish it",
+            )
+        )
+    if not (run_dir / "ledger.jsonl").is_file():
+        raise UserError(
+            Problem(
+                str(run_dir / "ledger.jsonl"),
+                "ledger",
+                "is missing or not a file",
+                "restore the ledger from the run, or run the plan again",
             )
         )
     read = read_ledger(run_dir / "ledger.jsonl")
@@ -61,17 +83,12 @@ def publish(run_dir: Path) -> Path:
                 "restore the ledger from the run, or run the plan again",
             )
         )
-    results = run_dir.resolve().parent.parent
-    if not manifest.get("post_hoc"):
+    if not meta.post_hoc:
         found = check_order(
-            results.parent,
-            run_dir,
-            manifest["plan"],
-            manifest["freeze_id"],
-            manifest.get("freeze_record"),
+            results.parent, run_dir, meta.plan, meta.freeze_id, manifest.get("freeze_record")
         )
-        _check_held_out(results.parent, manifest["plan"], found.commit)
-    destination = results / "reference" / manifest["plan"] / manifest["run"]
+        _check_held_out(results.parent, meta.plan, found.commit)
+    destination = results / "reference" / meta.plan / meta.run
     destination.parent.mkdir(parents=True, exist_ok=True)
     # written aside and swapped in whole: an interrupt or a full disk leaves the old copy
     with staged_folder(destination) as tmp:
@@ -79,7 +96,7 @@ def publish(run_dir: Path) -> Path:
             if (run_dir / name).exists():
                 shutil.copy2(run_dir / name, tmp / name, follow_symlinks=False)
         # the drawn corpus the run was scored from: its diffs outlive the next draw
-        drawn = results.parent / "mutants" / manifest["plan"] / "manifest.json"
+        drawn = results.parent / "mutants" / meta.plan / "manifest.json"
         if drawn.is_file():
             shutil.copy2(drawn, tmp / RUN_CORPUS)
     return destination
