@@ -49,6 +49,10 @@ def _write_json(destination: str, payload: str) -> None:
         raise UserError(
             Problem(destination, "--json", "its folder does not exist", "create it first")
         )
+    if path.is_dir():
+        raise UserError(
+            Problem(destination, "--json", "is a folder", "name a file to write, or - for stdout")
+        )
     from harness.execution.atomic import write_text
 
     write_text(path, payload + "\n")  # never leave a half-written report behind
@@ -344,6 +348,9 @@ def _check_predictions(plan_path: Path, plan, root: Path, corpus, show: bool, **
 def cmd_plan_check(args: argparse.Namespace) -> int:
     from harness.execution.draw import load_corpus
 
+    for option, value in (("--icc", args.icc), ("--assume", args.assume)):
+        if value is not None and not 0.0 <= value <= 1.0:  # also refuses nan
+            raise UserError(Problem(option, option[2:], f"{value} is no proportion", "give 0 to 1"))
     plan_path, plan, root = _plan(args)
     corpus = load_corpus(root, plan)
     _check_predictions(plan_path, plan, root, corpus, True, icc=args.icc, assume=args.assume)
@@ -450,6 +457,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     from harness.execution.progress import RunProgress
     from harness.execution.runner import RunInterrupted, execute
 
+    if args.workers is not None and args.workers < 1:  # 0 would silently mean "all CPUs"
+        raise UserError(
+            Problem("--workers", "workers", "must be at least 1", "pass --workers 1 or more")
+        )
     executor = executor_for(
         args.executor, workers=args.workers, scheduler=args.scheduler, batch_size=args.batch_size
     )
@@ -517,8 +528,13 @@ def _predictions_exit(predictions: Sequence[PredictionRow], strict: bool, report
 def cmd_baseline(args: argparse.Namespace) -> int:
     from harness.checker import ReferenceChecker
     from harness.execution.baseline import baseline
+    from harness.targets.registry import resolve_adapter
 
-    rows = baseline(args.targets, Path(args.out), ReferenceChecker(seed=args.seed))
+    out = Path(args.out)
+    _refuse_foreign_folder(out)
+    for name in args.targets:  # before anything is written beside --out
+        resolve_adapter(name)
+    rows = baseline(args.targets, out, ReferenceChecker(seed=args.seed))
     counts = Counter(row["verdict"] for row in rows)
     eligible = sum(1 for row in rows if row["headline_eligible"])
     console.print(
@@ -528,6 +544,29 @@ def cmd_baseline(args: argparse.Namespace) -> int:
         + f"; wrote {args.out}/SUMMARY.md, tools.jsonl and reports/"
     )
     return 0
+
+
+BASELINE_FILES = frozenset({"SUMMARY.md", "tools.jsonl", "reports"})
+
+
+def _refuse_foreign_folder(out: Path) -> None:
+    """`harness baseline` replaces its --out folder whole: refuse a file, and a folder
+    holding anything but an earlier baseline's files (a typo must not delete a project's
+    plans/ or results/)."""
+    if out.exists() and not out.is_dir():
+        raise UserError(Problem(str(out), "--out", "is a file", "name a folder to write"))
+    if out.is_dir():
+        foreign = sorted(p.name for p in out.iterdir() if p.name not in BASELINE_FILES)
+        if foreign:
+            raise UserError(
+                Problem(
+                    str(out),
+                    "--out",
+                    f"holds {', '.join(foreign[:3])}{' …' if len(foreign) > 3 else ''}, "
+                    "which is no baseline's, and would be replaced whole",
+                    "name a new folder, or one an earlier `harness baseline` wrote",
+                )
+            )
 
 
 def cmd_trace(args: argparse.Namespace) -> int:

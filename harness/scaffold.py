@@ -266,6 +266,10 @@ def adapter_files(package: str) -> dict[str, str]:
 
 def new_adapter(package: str, parent: Path) -> list[Path]:
     check_package_name(package)
+    if parent.exists() and not parent.is_dir():
+        raise UserError(
+            Problem(str(parent), "--dir", "is a file, not a folder", "name a folder (or a new one)")
+        )
     folder = parent / package
     if folder.exists():
         raise UserError(

@@ -1,0 +1,155 @@
+"""Bad input found by fuzzing the command line (2026-12-06): each is refused by the command
+itself with one line per problem naming file, field and fix, exit code 2, no traceback, and
+nothing written or changed. Run in this process through `harness.cli.main`, the function the
+`harness` command calls (the subprocess tests elsewhere cover the command's start)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.errors import USER_ERROR_EXIT
+
+ROOT = Path(__file__).resolve().parent.parent
+PUBLISHED = ROOT / "results" / "reference" / "closed_world" / "a3189e4d942db34b"
+
+
+def listing(folder: Path) -> dict[str, tuple[int, int]]:
+    """Every path under `folder` with its size and modification time (what a refusal must
+    leave as it was)."""
+    return {
+        str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in sorted(folder.rglob("*"))
+    }
+
+
+def refused(capsys, folder: Path, *argv: str) -> list[str]:
+    """Run `harness ARGV` in `folder`; assert exit 2 and that `folder` is unchanged; return
+    the error lines."""
+    before = listing(folder)
+    code = main(list(argv))
+    err = capsys.readouterr().err
+    assert code == USER_ERROR_EXIT, err
+    assert "Traceback" not in err
+    assert listing(folder) == before, "a refused command changed the project"
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert all(line.startswith("error: ") and "; fix: " in line for line in lines), lines
+    return lines
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch) -> Path:
+    """A project with a plan file and a copy of a published run as its own run folder."""
+    (tmp_path / "plans").mkdir()
+    (tmp_path / "plans" / "small.yaml").write_text("name: small\n")
+    run = tmp_path / "results" / "closed_world" / PUBLISHED.name
+    shutil.copytree(PUBLISHED, run)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+RUN = f"results/closed_world/{PUBLISHED.name}"
+
+
+def test_zero_workers_is_refused_not_taken_for_every_cpu(project, capsys):
+    (line,) = refused(capsys, project, "run", "plans/small.yaml", "--workers", "0")
+    assert line.startswith("error: --workers: workers: must be at least 1;")
+
+
+@pytest.mark.parametrize(
+    ("option", "value"), [("--assume", "5"), ("--icc", "nan"), ("--icc", "-1")]
+)
+def test_plan_check_refuses_a_rate_outside_0_to_1(project, capsys, option, value):
+    (line,) = refused(capsys, project, "plan", "check", "plans/small.yaml", option, value)
+    assert line.startswith(f"error: {option}: {option[2:]}: {value}") and "no proportion" in line
+
+
+def test_json_output_to_a_folder_is_refused(project, capsys):
+    (line,) = refused(capsys, project, "list", "targets", "--json", "plans")
+    assert line.startswith("error: plans: --json: is a folder;")
+
+
+def test_a_new_adapter_under_a_file_is_refused(project, capsys):
+    (line,) = refused(capsys, project, "new-adapter", "mb", "--dir", "plans/small.yaml")
+    assert line.startswith("error: plans/small.yaml: --dir: is a file, not a folder;")
+
+
+def test_baseline_refuses_an_unknown_target_before_writing(project, capsys):
+    (line,) = refused(capsys, project, "baseline", "nope", "--out", "results/bl")
+    assert "nope" in line and "unknown target" in line
+    assert not list((project / "results").glob(".bl*"))
+
+
+@pytest.mark.parametrize("out", ["plans/small.yaml", "plans", "results"])
+def test_baseline_refuses_to_replace_a_file_or_a_folder_that_is_no_baseline(project, capsys, out):
+    (line,) = refused(capsys, project, "baseline", "toy_domain", "--out", out)
+    assert line.startswith(f"error: {out}: --out: ")
+    assert ("is a file" in line) if out.endswith(".yaml") else ("which is no baseline's" in line)
+
+
+def _run_json(project: Path, edit) -> Path:
+    path = project / RUN / "run.json"
+    manifest = json.loads(path.read_text())
+    edit(manifest)
+    path.write_text(json.dumps(manifest))
+    return path
+
+
+def test_publish_names_a_missing_field_of_run_json(project, capsys):
+    _run_json(project, lambda m: m.pop("plan"))
+    (line,) = refused(capsys, project, "publish", RUN)
+    assert line.startswith(f"error: {RUN}/run.json: plan: unreadable run manifest: Field required;")
+
+
+def test_report_names_a_missing_field_of_run_json_in_one_line(project, capsys):
+    _run_json(project, lambda m: m.pop("freeze_id"))
+    (line,) = refused(capsys, project, "report", RUN)
+    assert line.startswith(f"error: {RUN}/run.json: freeze_id: unreadable run manifest: ")
+
+
+@pytest.mark.parametrize("command", ["publish", "report"])
+def test_run_json_that_is_no_json_is_one_line(project, capsys, command):
+    (project / RUN / "run.json").write_text("{bad")
+    (line,) = refused(capsys, project, command, RUN)
+    assert line.startswith(f"error: {RUN}/run.json: <top>: unreadable run manifest: not JSON")
+
+
+@pytest.mark.parametrize("command", ["publish", "report"])
+def test_post_hoc_must_be_true_or_false(project, capsys, command):
+    _run_json(project, lambda m: m.update(post_hoc="no"))
+    (line,) = refused(capsys, project, command, RUN)
+    assert line.startswith(f"error: {RUN}/run.json: post_hoc: ")
+
+
+def test_publish_refuses_a_ledger_that_is_a_folder(project, capsys):
+    (project / RUN / "ledger.jsonl").unlink()
+    (project / RUN / "ledger.jsonl").mkdir()
+    (line,) = refused(capsys, project, "publish", RUN)
+    assert line.startswith(f"error: {RUN}/ledger.jsonl: ledger: is missing or not a file;")
+
+
+def test_publish_refuses_a_run_already_published(project, capsys):
+    published = project / "results" / "reference" / "closed_world" / PUBLISHED.name
+    published.parent.mkdir(parents=True)
+    shutil.move(project / RUN, published)
+    (line,) = refused(capsys, project, "publish", str(published.relative_to(project)))
+    assert "is a published run already" in line
+    assert not (project / "results" / "reference" / "reference").exists()
+
+
+def test_report_refuses_an_output_of_the_wrong_kind(project, capsys):
+    (line,) = refused(capsys, project, "report", RUN, "--out", f"{RUN}/ledger.jsonl")
+    assert line.startswith(f"error: {RUN}/ledger.jsonl: --out: is a file;")
+    shutil.rmtree(project / RUN / "tables", ignore_errors=True)
+    (project / RUN / "tables").write_text("x")
+    (project / RUN / "report.html").unlink(missing_ok=True)
+    (project / RUN / "report.html").mkdir()
+    lines = refused(capsys, project, "report", RUN)
+    assert [line.split(": --out: ")[0] for line in lines] == [
+        f"error: {RUN}/tables",
+        f"error: {RUN}/report.html",
+    ]
