@@ -246,11 +246,22 @@ def _plan(args: argparse.Namespace):  # -> (plan path, Plan, project root)
     return plan_path, load_plan(plan_path), project_root(plan_path)
 
 
+def _no_file_in_the_way(root: Path, folder: str) -> None:
+    """Refuse, before any work, a file where the project's `folder` (mutants/, results/)
+    must be: writing under it would fail half-way with a traceback."""
+    path = root / folder
+    if path.exists() and not path.is_dir():
+        raise UserError(
+            Problem(str(path), folder, "is a file, where the project's folder goes", "move it away")
+        )
+
+
 def cmd_draw(args: argparse.Namespace) -> int:
     from harness.execution.draw import corpus_dir, draw
     from harness.execution.freeze import read_record
 
     plan_path, plan, root = _plan(args)
+    _no_file_in_the_way(root, "mutants")
     record = read_record(root, plan)
     exclude: set[str] = set()
     if record is not None:
@@ -454,6 +465,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from harness.analysis.report import REPORT_HTML
     from harness.analysis.verdict import report_pointer
     from harness.execution.executors import executor_for
+    from harness.execution.plan import project_root
     from harness.execution.progress import RunProgress
     from harness.execution.runner import RunInterrupted, execute
 
@@ -461,6 +473,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UserError(
             Problem("--workers", "workers", "must be at least 1", "pass --workers 1 or more")
         )
+    _no_file_in_the_way(project_root(Path(args.plan)), "results")
     executor = executor_for(
         args.executor, workers=args.workers, scheduler=args.scheduler, batch_size=args.batch_size
     )

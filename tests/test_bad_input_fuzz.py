@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from test_runner import SMALL_PLAN
 
 from harness.cli import main
 from harness.errors import USER_ERROR_EXIT
@@ -153,3 +154,13 @@ def test_report_refuses_an_output_of_the_wrong_kind(project, capsys):
         f"error: {RUN}/tables",
         f"error: {RUN}/report.html",
     ]
+
+
+@pytest.mark.parametrize(("command", "folder"), [("draw", "mutants"), ("run", "results")])
+def test_a_file_where_a_project_folder_goes_is_refused(project, capsys, command, folder):
+    plan = SMALL_PLAN.format(name="small", timeout=20, per_operator=1)
+    (project / "plans" / "small.yaml").write_text(plan)  # valid: read before the folder
+    shutil.rmtree(project / folder, ignore_errors=True)
+    (project / folder).write_text("x")
+    (line,) = refused(capsys, project, command, "plans/small.yaml")
+    assert line.startswith(f"error: {project / folder}: {folder}: is a file,")
