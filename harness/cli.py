@@ -972,7 +972,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     base.add_argument("targets", nargs="+", help="target names")
     base.add_argument(
-        "--out", required=True, help="folder to write, e.g. results/agentdojo-baseline"
+        "--out",
+        required=True,
+        help="folder to write, e.g. results/agentdojo-baseline (replaced whole: a folder "
+        "holding anything but an earlier baseline's files is refused)",
     )
     base.add_argument("--seed", type=int, default=0)
     base.set_defaults(func=cmd_baseline)
