@@ -473,10 +473,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UserError(
             Problem("--workers", "workers", "must be at least 1", "pass --workers 1 or more")
         )
-    _no_file_in_the_way(project_root(Path(args.plan)), "results")
     executor = executor_for(
         args.executor, workers=args.workers, scheduler=args.scheduler, batch_size=args.batch_size
     )
+    _no_file_in_the_way(project_root(Path(args.plan)), "results")
     latch = StopLatch()
     progress = RunProgress(err_console, after_row=latch.after_row)
     try:
