@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
 
 from harness.analysis.runs import RunMeta
 from harness.analysis.scoring import (
@@ -30,15 +31,22 @@ from harness.analysis.scoring import (
     RecallRow,
     Scope,
     arm_kind,
+    closed_world_recall,
     escape_label,
     family_of,
     is_escape,
+    open_world_escapes,
     scope_of,
 )
 from harness.analysis.statistics import Bounds, Stratum, minimal_mutants, stratified_wilson
 from harness.analysis.table_model import Column, Kind, Row, Table
 from harness.execution.draw import OperatorPool
 from harness.execution.ledger import LedgerRow, PairStatus
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+S = TypeVar("S")
 
 NOT_RECORDED = "not recorded"
 CENSUS, SAMPLE, UNKNOWN = "census", "stratified sample", "unknown"
@@ -189,16 +197,26 @@ def _in_row(row: LedgerRow, operator: str) -> bool:
     return _in_operator(row.operator, operator)
 
 
+def _or_scored(
+    given: Sequence[S] | None,
+    rows: Sequence[LedgerRow],
+    meta: RunMeta,
+    score: Callable[[pd.DataFrame], list[S]],
+) -> Sequence[S]:
+    """`given`, or `score` of the rows' ledger frame when the caller has none."""
+    if given is not None:
+        return given
+    from harness.analysis.frame import ledger_frame
+
+    return score(ledger_frame(rows, meta))
+
+
 def recall_census_table(
     rows: Sequence[LedgerRow], meta: RunMeta, recall: Sequence[RecallRow] | None = None
 ) -> Table | None:
     """`recall`: `closed_world_recall` of the rows' frame, computed here unless the caller
     has it already."""
-    if recall is None:
-        from harness.analysis.frame import ledger_frame
-        from harness.analysis.scoring import closed_world_recall
-
-        recall = closed_world_recall(ledger_frame(rows, meta))
+    recall = _or_scored(recall, rows, meta, closed_world_recall)
     closed = [r for r in rows if arm_kind(r) is ArmKind.CLOSED_WORLD]
     body = []
     for r in recall:
@@ -269,11 +287,7 @@ def escape_census_table(
 ) -> Table | None:
     """`escapes`: `open_world_escapes` of the rows' frame, computed here unless the caller
     has it already."""
-    if escapes is None:
-        from harness.analysis.frame import ledger_frame
-        from harness.analysis.scoring import open_world_escapes
-
-        escapes = open_world_escapes(ledger_frame(rows, meta))
+    escapes = _or_scored(escapes, rows, meta, open_world_escapes)
     by_operator: dict[str, list[LedgerRow]] = defaultdict(list)
     for r in rows:
         if arm_kind(r) is ArmKind.OPEN_WORLD:
