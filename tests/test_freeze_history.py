@@ -192,3 +192,23 @@ def test_committed_schema_1_records_are_read_unchanged():
         record = FreezeRecord.model_validate_json(text)
         assert record.schema_version == 1 and record.package_versions is None
         assert json.loads(text)["freeze_id"] == record.freeze_id
+
+
+def test_the_readme_main_plan_verifies_at_this_checkout():
+    """The README's main job (`harness run plans/closed_world.yaml`) verifies its freeze
+    before anything else: an edit to any file a freeze hashes (harness/execution/,
+    harness/checker/, a contract, an adapter: `harness.execution.scope`) that is not
+    followed by a refreeze would make it refuse on every fresh clone, while every other
+    test passes (the whole suite did on 2026-12-06 with such an edit). The plan covers the
+    toy domain and all three benchmarks, so the harness files every plan hashes too."""
+    from harness.execution.freeze import verify
+    from harness.execution.plan import load_plan, project_root
+
+    plan_path = REPO / "plans" / "closed_world.yaml"
+    record, problems = verify(plan_path, load_plan(plan_path), project_root(plan_path))
+    assert problems == [], "\n".join(p.line() for p in problems)
+    assert (
+        record is not None
+        and record.freeze_id
+        == json.loads((REPO / "plans" / "closed_world.freeze.json").read_text())["freeze_id"]
+    )
