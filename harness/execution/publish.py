@@ -31,18 +31,9 @@ def publish(run_dir: Path) -> Path:
     """results/<plan>/<run>/ -> results/reference/<plan>/<run>/ (replaced whole)."""
     from harness.analysis.runs import load_run_meta  # it imports this module's RUN_CORPUS
 
-    manifest_path = run_dir / "run.json"
-    if not manifest_path.exists():
-        raise UserError(
-            Problem(
-                str(run_dir),
-                "run_dir",
-                "not a run folder (no run.json)",
-                "give results/<plan>/<run>",
-            )
-        )
     refuse_symlinked_folder(run_dir)
-    meta = load_run_meta(run_dir)  # one line per bad field, as `harness report` says them
+    # no run.json, or a field missing or of the wrong form: one line each, as `report` says
+    meta = load_run_meta(run_dir)
     results = run_dir.resolve().parent.parent
     if results.name == "reference" and results.parent.name == "results":
         raise UserError(
@@ -53,11 +44,11 @@ def publish(run_dir: Path) -> Path:
                 "publish the run's own folder, results/<plan>/<run>",
             )
         )
-    manifest = json.loads(read_bytes(manifest_path))
+    manifest = json.loads(read_bytes(run_dir / "run.json"))  # the fields RunMeta leaves out
     if not manifest.get("ended_at"):
         raise UserError(
             Problem(
-                str(manifest_path),
+                str(run_dir / "run.json"),
                 "ended_at",
                 "the run has not finished",
                 "run `harness run` on its plan again to finish it",
