@@ -277,8 +277,9 @@ def cmd_draw(args: argparse.Namespace) -> int:
                 )
             )
         exclude = record.all_used()
-    corpus = draw(plan, root, exclude)
-    _check_predictions(plan_path, plan, root, corpus, False)
+    corpus = draw(  # a plan whose predictions refuse leaves the previous draw as it was
+        plan, root, exclude, lambda drawn: _check_predictions(plan_path, plan, root, drawn, False)
+    )
     by_arm = Counter(pair.arm for pair in corpus.pairs)
     folder = corpus_dir(root, plan)
     screened = sum(sum(p.screened.values()) for p in corpus.pools)
@@ -310,11 +311,12 @@ def cmd_draw(args: argparse.Namespace) -> int:
 
 
 def cmd_freeze(args: argparse.Namespace) -> int:
-    from harness.execution.draw import load_corpus
+    from harness.execution.draw import check_drawn_from, load_corpus
     from harness.execution.freeze import commit_commands, freeze
 
     plan_path, plan, root = _plan(args)
     corpus = load_corpus(root, plan)
+    check_drawn_from(plan_path, plan, corpus)
     _check_predictions(plan_path, plan, root, corpus, False)
     record = freeze(plan_path, plan, root, [p.pair_id for p in corpus.pairs])
     console.print(

@@ -38,6 +38,13 @@ Outside the root, on purpose: `harness.execution.isolation.Stopped` is a `Keyboa
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+M = TypeVar("M", bound="BaseModel")
 
 USER_ERROR_EXIT = 2
 
@@ -69,3 +76,27 @@ class UserError(HarnessError):
 
 def user_error(file: str, where: str, message: str, fix: str) -> UserError:
     return UserError(Problem(file, where, message, fix))
+
+
+def read_json_model(path: Path, model: type[M], fix: str) -> M:
+    """`path`'s JSON as `model`; a file that is not UTF-8 JSON, or a field missing or of the
+    wrong form, is a `UserError` naming the file and each field, with `fix` (the harness
+    writes these files itself: a bad one was edited or cut short)."""
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate_json(path.read_bytes())
+    except ValidationError as exc:
+        raise UserError(
+            [
+                Problem(
+                    str(path),
+                    ".".join(str(part) for part in error["loc"]) or "<top>",
+                    error["msg"],
+                    fix,
+                )
+                for error in exc.errors()
+            ]
+        ) from None
+    except OSError as exc:
+        raise UserError(Problem(str(path), "<top>", f"unreadable ({exc.strerror})", fix)) from None

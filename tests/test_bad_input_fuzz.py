@@ -37,8 +37,9 @@ def refused(capsys, folder: Path, *argv: str) -> list[str]:
     assert code == USER_ERROR_EXIT, err
     assert "Traceback" not in err
     assert listing(folder) == before, "a refused command changed the project"
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert all(line.startswith("error: ") and "; fix: " in line for line in lines), lines
+    said = [line for line in err.splitlines() if line.strip()]
+    lines = [line for line in said if not line.startswith("set-up: ")]  # `run`'s progress
+    assert lines and all(line.startswith("error: ") and "; fix: " in line for line in lines), said
     return lines
 
 
@@ -164,3 +165,90 @@ def test_a_file_where_a_project_folder_goes_is_refused(project, capsys, command,
     (project / folder).write_text("x")
     (line,) = refused(capsys, project, command, "plans/small.yaml")
     assert line.startswith(f"error: {project / folder}: {folder}: is a file,")
+
+
+# --- plans, draws and freeze records (harness/execution: a freeze's scope) ----------------
+
+
+@pytest.fixture
+def small(tmp_path, monkeypatch) -> Path:
+    """A project holding the toy plan of test_runner (not drawn)."""
+    (tmp_path / "plans").mkdir()
+    plan = SMALL_PLAN.format(name="small", timeout=20, per_operator=1)
+    (tmp_path / "plans" / "small.yaml").write_text(plan)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _edit(root: Path, old: str, new: str) -> None:
+    plan = root / "plans" / "small.yaml"
+    text = plan.read_text()
+    assert old in text
+    plan.write_text(text.replace(old, new))
+
+
+def test_freeze_refuses_a_plan_whose_draw_settings_changed_since_the_draw(small, capsys):
+    assert main(["draw", "plans/small.yaml"]) == 0
+    _edit(small, "seed: 7", "seed: 8")
+    (line,) = refused(capsys, small, "freeze", "plans/small.yaml")
+    assert line.startswith("error: plans/small.yaml: draw settings: changed since the draw")
+    _edit(small, "seed: 8", "seed: 7")  # back as drawn; a prediction added since is no change
+    (small / "plans" / "small.yaml").write_text(
+        (small / "plans" / "small.yaml").read_text() + "predictions:\n  precision_floor: 0.5\n"
+    )
+    capsys.readouterr()
+    assert main(["freeze", "plans/small.yaml"]) == 0, capsys.readouterr().err
+
+
+def test_a_draw_whose_predictions_refuse_writes_nothing(small, capsys):
+    (small / "plans" / "small.yaml").write_text(
+        (small / "plans" / "small.yaml").read_text()
+        + "predictions:\n  undecidable: error\n  recall_floor: {M-PHANTOM: 0.99}\n"
+    )
+    lines = refused(capsys, small, "draw", "plans/small.yaml")
+    assert all("can never hold" in line for line in lines), lines
+    assert not (small / "mutants").exists()
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "field"),
+    [
+        ("seed: 7", "seed: true", "seed"),
+        ("seed: 7", "seed: '7'", "seed"),
+        ("timeout_seconds: 20", "timeout_seconds: .inf", "timeout_seconds"),
+        (
+            "liveness_probes_per_tool: 4",
+            "liveness_probes_per_tool: 1.0",
+            "liveness_probes_per_tool",
+        ),
+        (
+            "liveness_probes_per_tool: 4",
+            "liveness_probes_per_tool: 1000000000",
+            "liveness_probes_per_tool",
+        ),
+        ("draw_per_operator: 1", "draw_per_operator: true", "arms[closed_world].draw_per_operator"),
+    ],
+)
+def test_a_plan_number_of_the_wrong_kind_or_size_is_refused(small, capsys, old, new, field):
+    _edit(small, old, new)
+    (line,) = refused(capsys, small, "draw", "plans/small.yaml")
+    assert line.startswith(f"error: plans/small.yaml: {field}: "), line
+
+
+@pytest.mark.parametrize(
+    ("command", "file", "text"),
+    [
+        ("run", "plans/small.freeze.json", "{bad"),
+        ("run", "plans/small.freeze.json", "[]"),
+        ("freeze", "mutants/small/manifest.json", '{"plan": "small"}'),
+    ],
+)
+def test_a_broken_record_or_manifest_is_one_line_per_field(small, capsys, command, file, text):
+    assert main(["draw", "plans/small.yaml"]) == 0
+    assert main(["freeze", "plans/small.yaml"]) == 0
+    (small / file).write_text(text)
+    capsys.readouterr()
+    lines = refused(
+        capsys, small, command, "plans/small.yaml", *(["--workers", "1"] * (command == "run"))
+    )
+    assert all(line.startswith(f"error: {small / file}: ") for line in lines), lines

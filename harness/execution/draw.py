@@ -16,16 +16,18 @@ reason (`harness.mutation.empty`), and shown as "no candidates" in every report.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import json
 import random
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from harness.checker.verdicts import Verdict
-from harness.errors import Problem, UserError
+from harness.errors import Problem, UserError, read_json_model
 from harness.execution.liveness import build_corpus
 from harness.execution.negative_controls import (
     NEGATIVE_CONTROLS_ARM,
@@ -90,6 +92,46 @@ class Corpus(BaseModel):
     # target -> tool -> the probe half of its recorded calls (plan `recorded_calls:`), for
     # the checker; left out of the manifest when empty, so older draws read the same
     recorded_probes: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    # the SHA-256 of the plan's settings the draw read (`draw_settings_hash`), so that a
+    # freeze can refuse a plan edited since; None for draws made before it was recorded
+    drawn_from: str | None = None
+
+
+# The plan fields `draw` reads: an edit to any of them after the draw makes the drawn pairs
+# another plan's (its predictions, checker, timeouts and statistics may change until the
+# freeze without drawing again)
+DRAW_SETTINGS = frozenset(
+    {
+        "name",
+        "seed",
+        "arms",
+        "negative_controls",
+        "liveness_probes_per_tool",
+        "recorded_calls",
+        "screening",
+    }
+)
+
+
+def draw_settings_hash(plan: Plan) -> str:
+    """SHA-256 of the canonical JSON of the plan's `DRAW_SETTINGS`."""
+    settings = plan.model_dump(mode="json", include=set(DRAW_SETTINGS))
+    text = json.dumps(settings, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def check_drawn_from(plan_path: Path, plan: Plan, corpus: Corpus) -> None:
+    """Refuse a drawn corpus whose plan's draw settings changed since the draw."""
+    if corpus.drawn_from is not None and corpus.drawn_from != draw_settings_hash(plan):
+        raise UserError(
+            Problem(
+                str(plan_path),
+                "draw settings",
+                "changed since the draw (one of " + ", ".join(sorted(DRAW_SETTINGS)) + "): "
+                "the drawn pairs are another plan's",
+                f"draw again (`harness draw {plan_path}`), or revert the plan",
+            )
+        )
 
 
 def corpus_dir(root: Path, plan: Plan) -> Path:
@@ -339,7 +381,11 @@ def write_corpus(folder: Path, plan: Plan, pool: list[PoolEntry], corpus: Corpus
 
     folder.parent.mkdir(parents=True, exist_ok=True)
     # a draw without recorded probes writes its manifest as before (same bytes, same hash)
-    left_out = None if corpus.recorded_probes else {"recorded_probes"}
+    left_out = {
+        field
+        for field, empty in (("recorded_probes", {}), ("drawn_from", None))
+        if getattr(corpus, field) == empty
+    } or None
     with staged_folder(folder) as tmp:
         (tmp / "diffs").mkdir()
         pool_json = {"plan": plan.name, "entries": [e.model_dump() for e in pool]}
@@ -381,7 +427,15 @@ def control_pairs(plan: Plan, root: Path) -> list[DrawnPair]:
     return pairs
 
 
-def draw(plan: Plan, root: Path, exclude: set[str] | None = None) -> Corpus:
+def draw(
+    plan: Plan,
+    root: Path,
+    exclude: set[str] | None = None,
+    check: Callable[[Corpus], None] | None = None,
+) -> Corpus:
+    """Draw the plan's pairs and write them under mutants/<plan>/, replacing the previous
+    draw whole; `check` (the predictions' decidability) may refuse the draw before anything
+    is written."""
     targets = {name: load_target(name) for name in plan.targets()}
     for spec in plan.negative_controls:
         control = load_control(root, spec.id)
@@ -417,6 +471,7 @@ def draw(plan: Plan, root: Path, exclude: set[str] | None = None) -> Corpus:
         screening_rule=plan.screening.rule,
         pools=pools,
         recorded_probes=recorded_probes,
+        drawn_from=draw_settings_hash(plan),
     )
     duplicates = duplicate_pairs(pairs)
     if duplicates:  # two targets offering one mutant for one tool name: an adapter bug
@@ -428,6 +483,8 @@ def draw(plan: Plan, root: Path, exclude: set[str] | None = None) -> Corpus:
                 "give each target a distinct version() string",
             )
         )
+    if check is not None:
+        check(corpus)
     write_corpus(corpus_dir(root, plan), plan, pool, corpus)
     return corpus
 
@@ -443,7 +500,9 @@ def load_corpus(root: Path, plan: Plan) -> Corpus:
                 f"run `harness draw plans/{plan.name}.yaml` first",
             )
         )
-    corpus = Corpus.model_validate_json(path.read_text(encoding="utf-8"))
+    corpus = read_json_model(
+        path, Corpus, f"restore the draw from git, or run `harness draw plans/{plan.name}.yaml`"
+    )
     duplicates = duplicate_pairs(corpus.pairs)
     if duplicates:
         raise UserError(

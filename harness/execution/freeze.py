@@ -27,7 +27,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from harness.errors import Problem, UserError
+from harness.errors import Problem, UserError, read_json_model
 from harness.execution.draw import corpus_dir
 from harness.execution.held_out import blind_predecessor, check_held_out
 from harness.execution.plan import Plan
@@ -356,7 +356,9 @@ def read_record(root: Path, plan: Plan) -> FreezeRecord | None:
     path = record_path(root, plan)
     if not path.exists():
         return None
-    return FreezeRecord.model_validate_json(path.read_text(encoding="utf-8"))
+    return read_json_model(
+        path, FreezeRecord, f"restore it from git (`git checkout -- {path}`), or freeze again"
+    )
 
 
 def existing_results(root: Path, plan: Plan, freeze_id: str) -> list[Path]:

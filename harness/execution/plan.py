@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, model_validator
 
 from harness.checker.verdicts import Verdict
 from harness.contracts.loader import load_model
@@ -38,7 +38,7 @@ class ArmSpec(_Strict):
         description="sample: draw_per_operator pairs per operator, seeded and stratified; "
         "all: every screened (kept) candidate of the arm, in pool order (an exhaustive arm)",
     )
-    draw_per_operator: int | None = Field(
+    draw_per_operator: StrictInt | None = Field(
         default=None,
         ge=1,
         description="Pairs drawn per operator (fewer if the pool is smaller); required with "
@@ -74,7 +74,8 @@ class NegativeControlSpec(_Strict):
     predicted: Verdict
 
 
-Share = Annotated[float, Field(ge=0.0, le=1.0)]
+# Strict numbers: YAML's `true`, `"12"` or `1.0` for a count is a mistake, never a 1 or a 12
+Share = Annotated[StrictFloat, Field(ge=0.0, le=1.0)]
 POOLED_KEY = "all"  # a prediction key naming every operator of its arms pooled
 TOY_TARGET = "toy_domain"  # the target of scope toy (harness.analysis.scoring.scope_of)
 SCREENING_RULES = ("compile-define-bytecode-v1",)
@@ -102,8 +103,10 @@ class RecordedCalls(_Strict):
         description="Folder of <target>.json corpora, relative to the project root; every "
         "target of the plan whose adapter ships tasks must have one",
     )
-    split_seed: int = Field(description="Seed of the split by task (harness.targets.recorded)")
-    liveness_per_tool: int | None = Field(
+    split_seed: StrictInt = Field(
+        description="Seed of the split by task (harness.targets.recorded)"
+    )
+    liveness_per_tool: StrictInt | None = Field(
         default=None,
         ge=1,
         description="At most this many recorded calls per tool join the liveness corpus (a "
@@ -192,6 +195,7 @@ class Predictions(_Strict):
     notes: str | None = None
 
 
+MAX_LIVENESS_PROBES = 1000
 # Generous: a worker with AgentDojo loaded maps well under 2 GiB; the bound is for mutants.
 DEFAULT_MEMORY_LIMIT_MB = 16384
 
@@ -200,7 +204,7 @@ class Plan(_Strict):
     schema_version: Literal[1] = PLAN_SCHEMA_VERSION
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
     description: str
-    seed: int
+    seed: StrictInt
     checker: str = Field(
         default="reference",
         description="A registered checker (reference, static-scanner) or package.module:Class",
@@ -210,17 +214,23 @@ class Plan(_Strict):
         description="Further checkers frozen with the plan; `harness run PLAN --checker NAME` "
         "runs one of them into its own run folder, for `harness compare`",
     )
-    checker_seed: int = 0
+    checker_seed: StrictInt = 0
     scoring: Literal["differential-v1"] = SCORING_RULE
-    timeout_seconds: float = Field(default=20.0, gt=0)
-    memory_limit_mb: int = Field(
+    timeout_seconds: StrictFloat = Field(default=20.0, gt=0, allow_inf_nan=False)
+    memory_limit_mb: StrictInt = Field(
         default=DEFAULT_MEMORY_LIMIT_MB,
         gt=0,
         description="A pair's worker whose address space (VmSize) exceeds this many MiB is "
         "killed and its pair recorded as a crash; the default is in the harness code the "
         "freeze hashes",
     )
-    liveness_probes_per_tool: int = Field(default=12, ge=1)
+    liveness_probes_per_tool: StrictInt = Field(
+        default=12,
+        ge=1,
+        le=MAX_LIVENESS_PROBES,
+        description="Sampled liveness calls per tool (each costs every pair of the tool a "
+        "call; drawing a billion would not end)",
+    )
     screening: Screening = Screening()
     held_out: list[str] = Field(
         default_factory=list,

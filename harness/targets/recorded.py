@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.errors import Problem, UserError
+from harness.errors import Problem, UserError, read_json_model
 from harness.targets.adapter import Adapter, ReferenceCall, TaskAdapter
 from harness.targets.equality import JSON, canonical_equal, mask_state, parse_pattern
 
@@ -194,7 +194,11 @@ def read_corpus(folder: Path, target: str) -> TargetCorpus:
                 f"run `harness corpus record {target} --out {folder}`",
             )
         )
-    return TargetCorpus.model_validate_json(path.read_text(encoding="utf-8"))
+    return read_json_model(
+        path,
+        TargetCorpus,
+        f"restore it from git, or `harness corpus record {target} --out {folder}`",
+    )
 
 
 def split_tasks(tasks: Iterable[str], seed: int, target: str) -> dict[Half, list[str]]:
