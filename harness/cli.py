@@ -256,11 +256,30 @@ def _no_file_in_the_way(root: Path, folder: str) -> None:
         )
 
 
+def _checkers_known(plan_path: Path, plan) -> None:
+    """Refuse, as `freeze` and `run` would, a checker name that resolves to no checker:
+    said at the draw, before any work, and naming the plan's field."""
+    from harness.checker_registry import resolve_checker
+
+    named = [("checker", plan.checker)] + [
+        (f"comparison_checkers[{i}]", name) for i, name in enumerate(plan.comparison_checkers)
+    ]
+    problems = []
+    for field, name in named:
+        try:
+            resolve_checker(name)
+        except UserError as exc:
+            problems += [Problem(str(plan_path), field, p.message, p.fix) for p in exc.problems]
+    if problems:
+        raise UserError(problems)
+
+
 def cmd_draw(args: argparse.Namespace) -> int:
     from harness.execution.draw import corpus_dir, draw
     from harness.execution.freeze import read_record
 
     plan_path, plan, root = _plan(args)
+    _checkers_known(plan_path, plan)
     _no_file_in_the_way(root, "mutants")
     record = read_record(root, plan)
     exclude: set[str] = set()
@@ -365,6 +384,7 @@ def cmd_plan_check(args: argparse.Namespace) -> int:
         if value is not None and not 0.0 <= value <= 1.0:  # also refuses nan
             raise UserError(Problem(option, option[2:], f"{value} is no proportion", "give 0 to 1"))
     plan_path, plan, root = _plan(args)
+    _checkers_known(plan_path, plan)
     corpus = load_corpus(root, plan)
     _check_predictions(plan_path, plan, root, corpus, True, icc=args.icc, assume=args.assume)
     return 0

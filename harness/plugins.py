@@ -131,7 +131,18 @@ def resolve(group: str, name: str) -> Any:
 
 
 def construct(factory: Any, name: str, kind: str, **kwargs: Any) -> Any:
-    """`factory(**kwargs)`; a factory that cannot be called so is a UserError, not a crash."""
+    """`factory(**kwargs)`; a factory that cannot be called so, or that is no class (a
+    function named by mistake would run: `harness.cli:main` ran the command line again,
+    without end), is a UserError, not a crash."""
+    if not isinstance(factory, type):
+        raise UserError(
+            Problem(
+                name,
+                kind,
+                f"names {getattr(factory, '__name__', factory)!s}, which is no class",
+                f"name a {kind} class (package.module:Class)",
+            )
+        )
     try:
         return factory(**kwargs)
     except TypeError as exc:

@@ -252,3 +252,22 @@ def test_a_broken_record_or_manifest_is_one_line_per_field(small, capsys, comman
         capsys, small, command, "plans/small.yaml", *(["--workers", "1"] * (command == "run"))
     )
     assert all(line.startswith(f"error: {small / file}: ") for line in lines), lines
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "field", "says"),
+    [
+        ("seed: 7", "seed: 7\nchecker: nonexistent", "checker", "unknown checker"),
+        ("seed: 7", "seed: 7\nchecker: harness.cli:main", "checker", "which is no class"),
+        (
+            "seed: 7",
+            "seed: 7\ncomparison_checkers: [static-scanner, nope]",
+            "comparison_checkers[1]",
+            "unknown checker",
+        ),
+    ],
+)
+def test_draw_refuses_a_checker_name_that_names_no_checker(small, capsys, old, new, field, says):
+    _edit(small, old, new)
+    (line,) = refused(capsys, small, "draw", "plans/small.yaml")
+    assert line.startswith(f"error: plans/small.yaml: {field}: ") and says in line, line

@@ -91,25 +91,25 @@ def test_run_help_explains_the_plan_argument(tmp_path):
 
 
 def test_a_field_of_the_wrong_form_names_the_fix_once(tmp_path):
-    """`seed: x` (pydantic's int_parsing) and a form with no fix of its own (int_from_float)
+    """`seed: x` (pydantic's int_parsing) and a form with no fix of its own (finite_number)
     each say where the forms are once: the fix is never the schema command repeated in
     parentheses."""
     root = project(tmp_path)
     plan = root / "plans" / "small.yaml"
     text = plan.read_text()
-    assert "seed: 7\n" in text and "liveness_probes_per_tool: 4\n" in text
+    assert "seed: 7\n" in text and "timeout_seconds: 20\n" in text
     text = text.replace("seed: 7\n", "seed: x\n")
-    plan.write_text(text.replace("liveness_probes_per_tool: 4", "liveness_probes_per_tool: 2.5"))
+    plan.write_text(text.replace("timeout_seconds: 20", "timeout_seconds: .inf"))
     done = harness("draw", "plans/small.yaml", cwd=root)
     assert done.returncode == 2, done.stdout + done.stderr
     found = {line.split(": ")[2]: line for line in error_lines(done.stderr)}
-    assert set(found) == {"seed", "liveness_probes_per_tool"}, done.stderr
+    assert set(found) == {"seed", "timeout_seconds"}, done.stderr
     assert found["seed"].endswith(
         "fix: write a whole number (`harness plan schema` shows the field's form)"
     ), found["seed"]
-    assert found["liveness_probes_per_tool"].endswith(
+    assert found["timeout_seconds"].endswith(
         "fix: see `harness plan schema` for the field's form"
-    ), found["liveness_probes_per_tool"]
+    ), found["timeout_seconds"]
     for line in found.values():
         assert line.count("harness plan schema") == 1, line
     assert not (root / "results").exists() and not (root / "mutants").exists()

@@ -92,9 +92,12 @@ def test_unknown_names_are_one_line_errors_listing_the_known(tmp_path: Path) -> 
     done = harness("check", "toy_domain", "--checker", "collections:OrderedDict", cwd=tmp_path)
     assert done.returncode == 2
     assert "does not meet the Checker protocol (missing: name, version" in done.stderr
-    done = harness("check", "toy_domain", "--checker", "json:dumps", cwd=tmp_path)
+    done = harness("check", "toy_domain", "--checker", "argparse:Action", cwd=tmp_path)
     assert done.returncode == 2
-    assert "cannot construct dumps" in done.stderr and "Traceback" not in done.stderr
+    assert "cannot construct Action" in done.stderr and "Traceback" not in done.stderr
+    done = harness("check", "toy_domain", "--checker", "json:dumps", cwd=tmp_path)
+    assert done.returncode == 2  # a function would be called, whatever it does: refused
+    assert "names dumps, which is no class" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_a_distributions_entry_point_names_a_target_and_a_checker(tmp_path: Path) -> None:
