@@ -499,6 +499,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         args.executor, workers=args.workers, scheduler=args.scheduler, batch_size=args.batch_size
     )
     _no_file_in_the_way(project_root(Path(args.plan)), "results")
+    if args.post_hoc:  # the predictions' decidability, as draw and freeze check it
+        from harness.execution.draw import load_corpus
+
+        plan_path, plan, root = _plan(args)
+        _check_predictions(plan_path, plan, root, load_corpus(root, plan), False)
     latch = StopLatch()
     progress = RunProgress(err_console, after_row=latch.after_row)
     try:

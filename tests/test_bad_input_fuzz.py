@@ -271,3 +271,38 @@ def test_draw_refuses_a_checker_name_that_names_no_checker(small, capsys, old, n
     _edit(small, old, new)
     (line,) = refused(capsys, small, "draw", "plans/small.yaml")
     assert line.startswith(f"error: plans/small.yaml: {field}: ") and says in line, line
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "says"),
+    [
+        (
+            "arms:\n  - name: closed_world",
+            "arms:\n  - name: ../x",
+            "arms[../x].name: String should match pattern",
+        ),
+        ("operators: [M-PHANTOM, M-PRECOND,", "operators: [M-PHANTOM, M-PHANTOM,", "twice"),
+        ("tools: [deposit, transfer,", "tools: [deposit, deposit,", "twice"),
+        ("seed: 7", "seed: 7\nstatistics: [wilson, wilson]", "twice"),
+    ],
+)
+def test_a_plan_value_that_cannot_be_meant_is_refused(small, capsys, old, new, says):
+    _edit(small, old, new)
+    lines = refused(capsys, small, "draw", "plans/small.yaml")
+    assert any(says in line for line in lines), lines
+
+
+def test_run_post_hoc_checks_what_draw_checks(small, capsys):
+    assert main(["draw", "plans/small.yaml"]) == 0
+    assert main(["freeze", "plans/small.yaml"]) == 0
+    plan = small / "plans" / "small.yaml"
+    drawn = plan.read_text()
+    plan.write_text(drawn + "negative_controls:\n  - {id: NC-nope, predicted: CONFORMS}\n")
+    capsys.readouterr()
+    (line,) = refused(capsys, small, "run", "plans/small.yaml", "--post-hoc", "--workers", "1")
+    assert "NC-nope" in line and "not found" in line, line
+    plan.write_text(
+        drawn + "predictions:\n  undecidable: error\n  recall_floor: {M-PHANTOM: 0.99}\n"
+    )
+    lines = refused(capsys, small, "run", "plans/small.yaml", "--post-hoc", "--workers", "1")
+    assert all("can never hold" in line for line in lines), lines

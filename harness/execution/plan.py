@@ -24,8 +24,18 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _twice(values: list[str]) -> str | None:
+    """The first value listed a second time, if any."""
+    seen: set[str] = set()
+    for value in values:
+        if value in seen:
+            return value
+        seen.add(value)
+    return None
+
+
 class ArmSpec(_Strict):
-    name: str
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=100)  # a folder-safe word
     kind: Arm
     target: str | list[str] = Field(
         description="A target, or several (e.g. a controls arm over every suite): the arm's "
@@ -55,6 +65,9 @@ class ArmSpec(_Strict):
     def _some_target(self) -> ArmSpec:
         if not self.targets or len(set(self.targets)) != len(self.targets):
             raise ValueError("target: name one target, or a list of distinct targets")
+        for field, values in (("tools", self.tools), ("operators", self.operators)):
+            if isinstance(values, list) and (twice := _twice(values)) is not None:
+                raise ValueError(f"{field}: {twice!r} is listed twice")
         if self.draw == "sample" and self.draw_per_operator is None:
             raise ValueError("draw_per_operator: required with draw: sample (or write draw: all)")
         if self.draw == "all" and self.draw_per_operator is not None:
@@ -259,6 +272,12 @@ class Plan(_Strict):
         ids = [c.id for c in self.negative_controls]
         if len(set(ids)) != len(ids):
             raise ValueError("negative_controls: control ids must be unique")
+        for field, values in (
+            ("comparison_checkers", self.comparison_checkers),
+            ("statistics", list(self.statistics)),
+        ):
+            if (twice := _twice(values)) is not None:
+                raise ValueError(f"{field}: {twice!r} is listed twice")
         unknown = sorted(set(self.held_out) - set(self.targets()))
         if unknown:
             raise ValueError(
@@ -307,17 +326,18 @@ def _compared_runs(plan: Plan, path: Path) -> list[Problem]:
     if path.resolve().parent.name != "plans":
         return []
     root = path.resolve().parent.parent
-    return [
-        Problem(
-            str(path),
-            f"{field}[{index}].run",
-            f"{spec.run} holds no ledger.jsonl",
-            "name a published run folder, relative to the project root "
-            "(results/reference/PLAN/RUN)",
-        )
-        for field, index, spec in _compared(plan)
-        if not (root / spec.run / "ledger.jsonl").is_file()
-    ]
+    fix = "name a published run folder, relative to the project root (results/reference/PLAN/RUN)"
+    problems = []
+    for field, index, spec in _compared(plan):
+        folder = (root / spec.run).resolve()
+        if Path(spec.run).is_absolute() or not folder.is_relative_to(root):
+            why = f"{spec.run} lies outside the project root"
+        elif not (folder / "ledger.jsonl").is_file():
+            why = f"{spec.run} holds no ledger.jsonl"
+        else:
+            continue
+        problems.append(Problem(str(path), f"{field}[{index}].run", why, fix))
+    return problems
 
 
 def _family(operator: str) -> str:
@@ -383,7 +403,15 @@ def prediction_problems(plan: Plan, file: str) -> list[Problem]:
     for field, i, spec in _compared(plan):
         # better_than: any scope of the closed-world pairs; same_as: one an arm draws from
         if isinstance(spec, BetterThan):
-            choices = ["toy", "real", "pooled", *benchmarks]
+            kinds = [
+                scope
+                for scope, drawn in (
+                    ("toy", TOY_TARGET in closed_targets),
+                    ("real", any(t != TOY_TARGET for t in closed_targets)),
+                )
+                if drawn
+            ]
+            choices = [*kinds, "pooled", *benchmarks]
             what = "no scope of the plan's closed-world pairs"
         else:
             choices, what = arm_scopes, "no scope an arm of the plan draws from"

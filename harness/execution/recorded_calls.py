@@ -50,6 +50,26 @@ def corpora_folder(plan: Plan, root: Path) -> Path | None:
     return folder
 
 
+def check_corpora(plan: Plan, root: Path, targets: Iterable[Target]) -> None:
+    """Every corpus a draw of the plan reads is there (a post-hoc run checks the plan as
+    a draw would, without reading the corpora: the drawn manifest holds their calls)."""
+    folder = corpora_folder(plan, root)
+    if folder is None:
+        return
+    for target in _with_tasks(targets):
+        path = corpus_path(folder, target.name)
+        if not path.is_file():
+            raise UserError(
+                Problem(
+                    str(path),
+                    "recorded_calls.corpora",
+                    f"no recorded-call corpus for target {target.name}",
+                    f"run `harness corpus record {target.name} --out {folder}`, or name the "
+                    "folder that holds it",
+                )
+            )
+
+
 def _with_tasks(targets: Iterable[Target]) -> list[Target]:
     return sorted((t for t in targets if isinstance(t.adapter, TaskAdapter)), key=lambda t: t.name)
 

@@ -51,6 +51,7 @@ from harness.execution.ledger import (
     Timing,
     read_rows,
 )
+from harness.execution.negative_controls import load_control
 from harness.execution.pair_scoring import (  # all but _write_json re-exported: old import path
     SETUP_LOG,
     Executor,
@@ -66,6 +67,7 @@ from harness.execution.pair_scoring import (  # all but _write_json re-exported:
     write_baseline,
 )
 from harness.execution.plan import Plan, project_root
+from harness.execution.recorded_calls import check_corpora
 from harness.execution.run_folder import (
     hold_run_folder,
     ledger_record,
@@ -106,7 +108,12 @@ def prepare(plan_path: Path, post_hoc: bool) -> tuple[Plan, Path, str, bool, Ver
     root = project_root(plan_path)
     began = time.monotonic()
     # the schema and the operators hold for a post-hoc run too: it waives the freeze only
-    check_plan(plan, str(plan_path), {name: load_target(name) for name in plan.targets()})
+    targets = {name: load_target(name) for name in plan.targets()}
+    check_plan(plan, str(plan_path), targets)
+    # ... and what else a draw checks: each named control reads, each corpus is there
+    for spec in plan.negative_controls:
+        load_control(root, spec.id)
+    check_corpora(plan, root, targets.values())
     count, loaded = len(plan.targets()), time.monotonic()
     SETUP_LOG.info(
         "%d target%s loaded in %.1f s; verifying the freeze (every file it hashes read again)",
