@@ -306,3 +306,22 @@ def test_run_post_hoc_checks_what_draw_checks(small, capsys):
     )
     lines = refused(capsys, small, "run", "plans/small.yaml", "--post-hoc", "--workers", "1")
     assert all("can never hold" in line for line in lines), lines
+
+
+@pytest.mark.parametrize(
+    ("run", "scopes", "says"),
+    [
+        ("results/reference/x/y", "[real]", "'real' is no scope of the plan's closed-world pairs"),
+        (str(PUBLISHED), "[toy]", "lies outside the project root"),
+        ("../elsewhere", "[toy]", "lies outside the project root"),
+    ],
+)
+def test_a_compared_run_must_be_the_projects_and_its_scopes_the_plans(
+    small, capsys, run, scopes, says
+):
+    plan = small / "plans" / "small.yaml"
+    plan.write_text(
+        plan.read_text() + f"predictions:\n  better_than:\n    - {{run: {run}, scopes: {scopes}}}\n"
+    )
+    lines = refused(capsys, small, "draw", "plans/small.yaml")
+    assert any(says in line for line in lines), lines

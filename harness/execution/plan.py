@@ -402,6 +402,8 @@ def prediction_problems(plan: Plan, file: str) -> list[Problem]:
     arm_scopes = _drawn_scopes(plan)
     for field, i, spec in _compared(plan):
         # better_than: any scope of the closed-world pairs; same_as: one an arm draws from
+        if isinstance(spec, BetterThan) and "scopes" not in spec.model_fields_set:
+            continue  # the default (toy, real, pooled): a scope without pairs is untested
         if isinstance(spec, BetterThan):
             kinds = [
                 scope
