@@ -491,10 +491,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     from harness.execution.progress import RunProgress
     from harness.execution.runner import RunInterrupted, execute
 
-    if args.workers is not None and args.workers < 1:  # 0 would silently mean "all CPUs"
-        raise UserError(
-            Problem("--workers", "workers", "must be at least 1", "pass --workers 1 or more")
-        )
     executor = executor_for(
         args.executor, workers=args.workers, scheduler=args.scheduler, batch_size=args.batch_size
     )

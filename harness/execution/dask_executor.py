@@ -265,7 +265,7 @@ class DaskExecutor:
                 Problem("--batch-size", "batch_size", "must be at least 1", "pass 1 or more")
             )
         self.scheduler = scheduler
-        self.workers = workers or (None if scheduler else os.cpu_count() or 1)
+        self.workers = workers if workers is not None or scheduler else (os.cpu_count() or 1)
         self.batch_size = batch_size
 
     def describe(self) -> dict[str, Any]:

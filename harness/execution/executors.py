@@ -353,7 +353,7 @@ def executor_for(
                         f"add --executor dask, or drop {option}",
                     )
                 )
-        return LocalExecutor(workers or os.cpu_count() or 1)
+        return LocalExecutor((os.cpu_count() or 1) if workers is None else workers)  # 0: refused
     if importlib.util.find_spec("distributed") is None:
         raise UserError(
             Problem(

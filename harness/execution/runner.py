@@ -254,7 +254,7 @@ def execute(
     from harness.execution.executors import LocalExecutor
 
     if executor is None:
-        executor = LocalExecutor(workers or os.cpu_count() or 1)
+        executor = LocalExecutor((os.cpu_count() or 1) if workers is None else workers)
     plan, root, run_id, changed, check = prepare(plan_path, post_hoc)
     chosen, freeze_id, run_id, post_hoc = run_checker(plan, checker, run_id, changed, post_hoc)
     found, warnings = provenance_warnings(root, plan, check, strict)
