@@ -292,6 +292,13 @@ def test_a_plan_value_that_cannot_be_meant_is_refused(small, capsys, old, new, s
     assert any(says in line for line in lines), lines
 
 
+@pytest.mark.parametrize("command", ["draw", "plan check"])
+def test_a_key_written_twice_is_refused_not_the_last_one_taken(small, capsys, command):
+    _edit(small, "seed: 7", "seed: 7\nseed: 8")
+    (line,) = refused(capsys, small, *command.split(), "plans/small.yaml")
+    assert line.startswith("error: plans/small.yaml: line ") and "'seed' written twice" in line
+
+
 def test_run_post_hoc_checks_what_draw_checks(small, capsys):
     assert main(["draw", "plans/small.yaml"]) == 0
     assert main(["freeze", "plans/small.yaml"]) == 0

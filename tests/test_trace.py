@@ -204,6 +204,35 @@ def test_a_repair_that_does_not_repair_is_refused(toy_baseline: Path, tmp_path: 
     assert not out.exists()  # nothing half-written
 
 
+@pytest.mark.parametrize(
+    ("spec", "says"),
+    [  # `tool` missing and `clauses` empty; `text` written twice (the last would have won)
+        ("clauses: []\ntext: one\n", ["bad.yaml: tool: ", "bad.yaml: clauses: "]),
+        (
+            "tool: transfer\nclauses: [arg.memo]\ntext: a\ntext: b\n",
+            ["bad.yaml: line 4: key 'text' written twice"],
+        ),
+    ],
+)
+def test_a_repair_spec_names_each_bad_field_in_one_line(
+    toy_baseline: Path, tmp_path: Path, spec: str, says: list[str]
+):
+    repairs = tmp_path / "repairs" / "toy_domain"
+    repairs.mkdir(parents=True)
+    shutil.copy(TOY_REPAIRS / "toy_domain" / "legacy_transfer_memo.diff", repairs / "bad.diff")
+    (repairs / "bad.yaml").write_text(spec)
+    out = tmp_path / "risk"
+    done = harness(
+        "trace", LEGACY, "--from", str(toy_baseline), "--out", str(out),
+        "--repairs", str(tmp_path / "repairs"),
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == len(says) and "Traceback" not in done.stderr, done.stderr
+    assert all(any(s in e for e in errors) for s in says), errors
+    assert not out.exists()
+
+
 def test_bad_source_is_one_line_error(tmp_path: Path):
     done = harness("trace", LEGACY, "--from", str(tmp_path), "--out", str(tmp_path / "o"))
     assert done.returncode == 2

@@ -15,8 +15,46 @@ from harness.errors import Problem, UserError
 
 M = TypeVar("M", bound=BaseModel)
 
+
+class _KeyTwice(yaml.constructor.ConstructorError):
+    """A mapping that names one key twice (PyYAML keeps the last silently)."""
+
+
+def _refuse_keys_twice(
+    loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False
+) -> dict[Any, Any]:
+    """SafeConstructor's mapping, refusing a key written twice: `seed: 1` then `seed: 2`
+    would run seed 2 without a word. Merged keys (`<<: *anchor`) may be overridden, as YAML
+    allows; only keys written in the mapping itself count."""
+    lines: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            first = lines.get(key)
+        except TypeError:  # an unhashable key: SafeConstructor refuses it itself
+            continue
+        if first is not None:
+            message = f"key {key!r} written twice (first on line {first})"
+            raise _KeyTwice(None, None, message, key_node.start_mark)
+        lines[key] = key_node.start_mark.line + 1
+    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+
 # libyaml's parser when PyYAML was built with it: the same documents, ten times faster.
-_FAST_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BASE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _FastLoader(_BASE_LOADER):  # type: ignore[valid-type,misc]
+    construct_mapping = _refuse_keys_twice
+
+
+class _PureLoader(yaml.SafeLoader):
+    construct_mapping = _refuse_keys_twice
+
+
+_FAST_LOADER: type[yaml.SafeLoader] = _FastLoader
 # Parsed documents by their text: a run reads the same contracts and plan several times.
 _PARSED: dict[str, Any] = {}
 _PARSED_ENTRIES = 512
@@ -136,11 +174,15 @@ def _parse(path: Path, text: str) -> Any:
     except yaml.YAMLError:
         pass  # reported below, with the pure-Python parser's own message and line
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_PureLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else "file"
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        if isinstance(exc, _KeyTwice):
+            raise UserError(
+                Problem(str(path), where, problem, "keep one of the two, delete the other")
+            ) from exc
         raise UserError(
             Problem(str(path), where, f"malformed YAML ({problem})", "fix the YAML syntax there")
         ) from exc

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
+from harness.contracts.loader import load_model
 from harness.errors import Problem, UserError
 from harness.mutation.apply import applied
 from harness.mutation.model import Arm, Mutant, sha256_text
@@ -132,15 +132,7 @@ def load_repair(target: Target, diff_path: Path) -> Repair:
             Problem(str(diff_path), "spec", f"has no {spec_path.name} beside it",
                     "write the tool, the clauses it repairs and a text")
         )  # fmt: skip
-    try:
-        spec = RepairSpec.model_validate(yaml.safe_load(spec_path.read_text(encoding="utf-8")))
-    except (ValidationError, yaml.YAMLError) as exc:
-        first = str(exc).splitlines()
-        raise UserError(
-            Problem(
-                str(spec_path), "spec", " ".join(first[:3])[:200], "see harness/trace/repairs.py"
-            )
-        ) from None
+    spec = load_model(spec_path, RepairSpec, "tool")  # one line per field, as contracts
     if spec.tool not in target.contracts:
         raise UserError(
             Problem(str(spec_path), "tool", f"{spec.tool!r} has no contract in {target.name}",
