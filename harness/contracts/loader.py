@@ -11,13 +11,14 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from harness.contracts.model import Contract
-from harness.errors import Problem, UserError
+from harness.errors import HarnessError, Problem, UserError
 
 M = TypeVar("M", bound=BaseModel)
 
 
-class _KeyTwice(yaml.constructor.ConstructorError):
-    """A mapping that names one key twice (PyYAML keeps the last silently)."""
+class KeyWrittenTwice(yaml.constructor.ConstructorError, HarnessError):
+    """A mapping that names one key twice (PyYAML keeps the last silently); `_parse` turns
+    it into a UserError naming the line."""
 
 
 def _refuse_keys_twice(
@@ -37,7 +38,7 @@ def _refuse_keys_twice(
             continue
         if first is not None:
             message = f"key {key!r} written twice (first on line {first})"
-            raise _KeyTwice(None, None, message, key_node.start_mark)
+            raise KeyWrittenTwice(None, None, message, key_node.start_mark)
         lines[key] = key_node.start_mark.line + 1
     return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
 
@@ -179,7 +180,7 @@ def _parse(path: Path, text: str) -> Any:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else "file"
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        if isinstance(exc, _KeyTwice):
+        if isinstance(exc, KeyWrittenTwice):
             raise UserError(
                 Problem(str(path), where, problem, "keep one of the two, delete the other")
             ) from exc
