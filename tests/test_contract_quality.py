@@ -179,6 +179,28 @@ def test_agree_without_a_declared_stratum_is_a_user_error(
     assert "toy_domain/deposit: no stratum declared" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [  # the second line would have replaced the first without a word
+        ("toy_domain/deposit: blind\ntoy_domain/deposit: contaminated\n", "written twice"),
+        ("- toy_domain/deposit\n", "<top>: is not a mapping"),
+    ],
+)
+def test_a_strata_file_with_a_key_twice_or_no_mapping_is_one_line(
+    toy: Target, tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, says: str
+) -> None:
+    probes = generate_probes(toy.adapter, toy.contracts["deposit"], 0, "a")
+    write_corpus(merge([probes], "test", 0), tmp_path / "c.json")
+    (tmp_path / "strata.yaml").write_text(text)
+    corpus, strata = str(tmp_path / "c.json"), str(tmp_path / "strata.yaml")
+    args = ["--corpus", corpus, "--strata", strata, "--out", str(tmp_path / "out")]
+    assert main(["contracts", "agree", "shipped", "shipped", *args]) == 2
+    err = capsys.readouterr().err
+    (line,) = [line for line in err.splitlines() if line.strip()]
+    assert line.startswith(f"error: {strata}: ") and says in line and "; fix: " in line, err
+    assert not (tmp_path / "out").exists()
+
+
 def test_coverage_min_fails_below_the_share(tmp_path: Path) -> None:
     args = ["contracts", "coverage", "toy_domain", "--runs", "--out", str(tmp_path)]
     assert main([*args, "--min", "0.5"]) == 0

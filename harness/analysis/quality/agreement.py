@@ -35,7 +35,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.analysis.quality.corpus import ProbeCorpus, ProbeOutcome
@@ -43,7 +42,7 @@ from harness.analysis.quality.state import signalled
 from harness.analysis.quality.surface import normalise
 from harness.analysis.statistics import wilson_interval
 from harness.checker.probes import CompiledClause, CompiledContract, compile_contract
-from harness.contracts.loader import contract_files, load_contract
+from harness.contracts.loader import contract_files, load_contract, read_yaml
 from harness.contracts.model import Contract
 from harness.contracts.predicate import PredicateRuntimeError
 from harness.errors import Problem, UserError
@@ -101,10 +100,13 @@ def load_set(where: str, targets: Sequence[Any] = ()) -> ContractSet:
 
 def load_strata(path: Path) -> dict[tuple[str, str], Stratum]:
     """`target/tool: blind` or `target/tool: contaminated`, one line per compared tool."""
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise UserError(Problem(str(path), "file", str(exc), "give a YAML strata file")) from None
+    raw = read_yaml(path) or {}  # unreadable, malformed, or a key written twice: one line
+    if not isinstance(raw, dict):
+        raise UserError(
+            Problem(
+                str(path), "<top>", "is not a mapping", "write `target/tool: blind`, one per line"
+            )
+        )
     out: dict[tuple[str, str], Stratum] = {}
     problems = []
     for key, value in raw.items():
