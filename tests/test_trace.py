@@ -142,6 +142,14 @@ def test_unresolvable_reads_force_the_task_in(utility, note):
 # --- end to end: baseline -> trace, repairs, positive controls -----------------------------
 
 
+def trace_legacy(baseline: Path, out: Path, repairs: Path) -> subprocess.CompletedProcess[str]:
+    """`harness trace` of the legacy toy plan from `baseline`, with the repairs under
+    `repairs`."""
+    return harness(
+        "trace", LEGACY, "--from", str(baseline), "--out", str(out), "--repairs", str(repairs)
+    )  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def toy_baseline(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("trace") / "baseline"
@@ -152,10 +160,7 @@ def toy_baseline(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_trace_end_to_end_on_the_toy_defect(toy_baseline: Path, tmp_path: Path):
     out = tmp_path / "risk"
-    done = harness(
-        "trace", LEGACY, "--from", str(toy_baseline), "--out", str(out),
-        "--repairs", str(TOY_REPAIRS),
-    )  # fmt: skip
+    done = trace_legacy(toy_baseline, out, TOY_REPAIRS)
     assert done.returncode == 0, done.stderr
     assert "trace:" in done.stderr  # progress
     rows = [json.loads(line) for line in (out / "trace.jsonl").read_text().splitlines()]
@@ -193,10 +198,7 @@ def test_a_repair_that_does_not_repair_is_refused(toy_baseline: Path, tmp_path: 
     )
     shutil.copy(good.with_suffix(".yaml"), repairs / "no_fix.yaml")
     out = tmp_path / "risk"
-    done = harness(
-        "trace", LEGACY, "--from", str(toy_baseline), "--out", str(out),
-        "--repairs", str(tmp_path / "repairs"),
-    )  # fmt: skip
+    done = trace_legacy(toy_baseline, out, tmp_path / "repairs")
     assert done.returncode == 2
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1
@@ -222,10 +224,7 @@ def test_a_repair_spec_names_each_bad_field_in_one_line(
     shutil.copy(TOY_REPAIRS / "toy_domain" / "legacy_transfer_memo.diff", repairs / "bad.diff")
     (repairs / "bad.yaml").write_text(spec)
     out = tmp_path / "risk"
-    done = harness(
-        "trace", LEGACY, "--from", str(toy_baseline), "--out", str(out),
-        "--repairs", str(tmp_path / "repairs"),
-    )  # fmt: skip
+    done = trace_legacy(toy_baseline, out, tmp_path / "repairs")
     assert done.returncode == 2, done.stderr
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == len(says) and "Traceback" not in done.stderr, done.stderr
@@ -299,10 +298,7 @@ def test_a_repair_of_a_defect_the_baseline_lacks_is_stale(toy_baseline: Path, tm
         "tool: transfer\nclauses: [eff.debit]\ntext: not a defect\n"
     )
     out = tmp_path / "risk"
-    done = harness(
-        "trace", LEGACY, "--from", str(toy_baseline), "--out", str(out),
-        "--repairs", str(tmp_path / "repairs"),
-    )  # fmt: skip
+    done = trace_legacy(toy_baseline, out, tmp_path / "repairs")
     assert done.returncode == 0, done.stderr
     assert "stale" in done.stderr
     (record,) = [json.loads(line) for line in (out / "repairs.jsonl").read_text().splitlines()]
