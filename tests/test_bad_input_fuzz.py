@@ -121,10 +121,11 @@ def test_run_json_that_is_no_json_is_one_line(project, capsys, command):
 
 
 @pytest.mark.parametrize("command", ["publish", "report"])
-def test_post_hoc_must_be_true_or_false(project, capsys, command):
-    _run_json(project, lambda m: m.update(post_hoc="no"))
+@pytest.mark.parametrize(("field", "value"), [("post_hoc", "no"), ("pairs_total", "5")])
+def test_run_json_values_are_of_the_kind_the_runner_writes(project, capsys, command, field, value):
+    _run_json(project, lambda m: m.update({field: value}))
     (line,) = refused(capsys, project, command, RUN)
-    assert line.startswith(f"error: {RUN}/run.json: post_hoc: ")
+    assert line.startswith(f"error: {RUN}/run.json: {field}: ")
 
 
 def test_publish_refuses_a_ledger_that_is_a_folder(project, capsys):

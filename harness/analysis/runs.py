@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
 
 from harness.errors import Problem, UserError
 from harness.execution.draw import Corpus, OperatorPool
@@ -52,7 +52,7 @@ class RunMeta(BaseModel):
     pools: list[OperatorPool] = []  # empty for runs drawn before screening existed
 
     ended_at: str | None = None
-    pairs_total: int | None = None
+    pairs_total: StrictInt | None = None  # the runner writes a count; "5" was read as 5
     # where the freeze record was committed when the run started (runs before that was
     # recorded: None)
     freeze_record: FreezeCommit | None = None
