@@ -13,7 +13,7 @@ import pytest
 from test_runner import SMALL_PLAN
 
 from harness.cli import main
-from harness.errors import USER_ERROR_EXIT
+from harness.errors import USER_ERROR_EXIT, UserError
 
 ROOT = Path(__file__).resolve().parent.parent
 PUBLISHED = ROOT / "results" / "reference" / "closed_world" / "a3189e4d942db34b"
@@ -316,12 +316,29 @@ def test_run_post_hoc_checks_what_draw_checks(small, capsys):
     assert all("can never hold" in line for line in lines), lines
 
 
+def test_run_post_hoc_checks_a_controls_predicted_verdict_as_draw_does(small, capsys):
+    (small / "controls").mkdir()
+    shutil.copy(ROOT / "controls" / "NC-int-float.yaml", small / "controls")
+    plan = small / "plans" / "small.yaml"
+    plan.write_text(
+        plan.read_text() + "negative_controls:\n  - {id: NC-int-float, predicted: CONFORMS}\n"
+    )
+    assert main(["draw", "plans/small.yaml"]) == 0
+    assert main(["freeze", "plans/small.yaml"]) == 0
+    plan.write_text(plan.read_text().replace("predicted: CONFORMS", "predicted: VIOLATES"))
+    capsys.readouterr()
+    (line,) = refused(capsys, small, "run", "plans/small.yaml", "--post-hoc", "--workers", "1")
+    assert "NC-int-float.yaml: predicted: the plan predicts VIOLATES" in line, line
+
+
 @pytest.mark.parametrize(
     ("run", "scopes", "says"),
     [
         ("results/reference/x/y", "[real]", "'real' is no scope of the plan's closed-world pairs"),
-        (str(PUBLISHED), "[toy]", "lies outside the project root"),
+        (str(PUBLISHED), "[toy]", "is an absolute path"),
         ("../elsewhere", "[toy]", "lies outside the project root"),
+        ("results/x/../../../elsewhere", "[toy]", "lies outside the project root"),
+        ("results/reference/x/y", "[pooled, pooled]", "'pooled' is listed twice"),
     ],
 )
 def test_a_compared_run_must_be_the_projects_and_its_scopes_the_plans(
@@ -333,3 +350,40 @@ def test_a_compared_run_must_be_the_projects_and_its_scopes_the_plans(
     )
     lines = refused(capsys, small, "draw", "plans/small.yaml")
     assert any(says in line for line in lines), lines
+
+
+def test_a_compared_run_under_a_linked_results_folder_is_the_projects(small, tmp_path_factory):
+    """results/ linked to another disk (a cluster's scratch space) is still the project's."""
+    from harness.execution.plan import load_plan
+
+    disk = tmp_path_factory.mktemp("disk")
+    (disk / "reference" / "small" / "abc").mkdir(parents=True)
+    (disk / "reference" / "small" / "abc" / "ledger.jsonl").write_text("")
+    (small / "results").symlink_to(disk)
+    plan = small / "plans" / "small.yaml"
+    plan.write_text(
+        plan.read_text() + "predictions:\n  same_as:\n    - {run: results/reference/small/abc}\n"
+    )
+    assert load_plan(plan).predictions.same_as[0].run == "results/reference/small/abc"
+
+
+def test_a_yaml_merge_that_overrides_a_merged_key_is_no_key_written_twice(small):
+    """An anchored mapping that merges another, merged in turn deeper in the file: building
+    the outer merge rewrites the anchored mapping's keys in place (PyYAML), which a check
+    made while building saw as a key written twice."""
+    from harness.contracts.loader import read_yaml
+
+    path = small / "merge.yaml"
+    path.write_text(
+        "base: &B {timeout: 1}\nx:\n  a: &A\n    <<: *B\n    timeout: 2\ny:\n  <<: *A\n"
+    )
+    assert read_yaml(path) == {
+        "base": {"timeout": 1},
+        "x": {"a": {"timeout": 2}},
+        "y": {"timeout": 2},
+    }
+    path.write_text("l:\n  - {a: 1}\n  - {b: 1, c: 2, b: 3}\n")
+    with pytest.raises(UserError) as caught:
+        read_yaml(path)
+    (problem,) = caught.value.problems
+    assert (problem.where, problem.message) == ("line 3", "key 'b' written twice (first on line 3)")

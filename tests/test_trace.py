@@ -214,6 +214,10 @@ def test_a_repair_that_does_not_repair_is_refused(toy_baseline: Path, tmp_path: 
             "tool: transfer\nclauses: [arg.memo]\ntext: a\ntext: b\n",
             ["bad.yaml: line 4: key 'text' written twice"],
         ),
+        (  # a repair spec has no schema command: the fix must not name the contracts'
+            "tool: transfer\nclauses: [arg.memo]\ntext: [a]\n",
+            ["bad.yaml: text: Input should be a valid string; fix: write a string (the docs"],
+        ),
     ],
 )
 def test_a_repair_spec_names_each_bad_field_in_one_line(

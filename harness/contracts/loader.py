@@ -21,38 +21,51 @@ class KeyWrittenTwice(yaml.constructor.ConstructorError, HarnessError):
     it into a UserError naming the line."""
 
 
-def _refuse_keys_twice(
-    loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False
-) -> dict[Any, Any]:
-    """SafeConstructor's mapping, refusing a key written twice: `seed: 1` then `seed: 2`
-    would run seed 2 without a word. Merged keys (`<<: *anchor`) may be overridden, as YAML
-    allows; only keys written in the mapping itself count."""
-    lines: dict[Any, int] = {}
-    for key_node, _ in node.value:
-        if key_node.tag == "tag:yaml.org,2002:merge":
+def _refuse_keys_twice(loader: yaml.SafeLoader, document: yaml.Node) -> None:
+    """Refuse a mapping that writes a key twice: `seed: 1` then `seed: 2` would run seed 2
+    without a word. Checked on the composed document before anything is built: building a
+    mapping that merges another (`<<: *anchor`) rewrites the other's keys in place. Merged
+    keys may be overridden, as YAML allows; only keys written in a mapping count."""
+    stack, seen = [document], set()
+    while stack:  # document order, each node once (an alias is its anchor's node)
+        node = stack.pop()
+        if id(node) in seen:
             continue
-        key = loader.construct_object(key_node, deep=True)
-        try:
-            first = lines.get(key)
-        except TypeError:  # an unhashable key: SafeConstructor refuses it itself
+        seen.add(id(node))
+        if isinstance(node, yaml.SequenceNode):
+            stack.extend(reversed(node.value))
+        if not isinstance(node, yaml.MappingNode):
             continue
-        if first is not None:
-            message = f"key {key!r} written twice (first on line {first})"
-            raise KeyWrittenTwice(None, None, message, key_node.start_mark)
-        lines[key] = key_node.start_mark.line + 1
-    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+        lines: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge" or not isinstance(
+                key_node, yaml.ScalarNode
+            ):
+                continue  # a merge, or a complex key (refused where the model reads it)
+            key = loader.construct_object(key_node, deep=True)
+            if key in lines:
+                message = f"key {key!r} written twice (first on line {lines[key]})"
+                raise KeyWrittenTwice(None, None, message, key_node.start_mark)
+            lines[key] = key_node.start_mark.line + 1
+        stack.extend(reversed([part for pair in node.value for part in pair]))
+
+
+class _RefusingKeysTwice:
+    def construct_document(self, node: yaml.Node) -> Any:
+        _refuse_keys_twice(self, node)  # type: ignore[arg-type]
+        return super().construct_document(node)  # type: ignore[misc]
 
 
 # libyaml's parser when PyYAML was built with it: the same documents, ten times faster.
 _BASE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _FastLoader(_BASE_LOADER):  # type: ignore[valid-type,misc]
-    construct_mapping = _refuse_keys_twice
+class _FastLoader(_RefusingKeysTwice, _BASE_LOADER):  # type: ignore[valid-type,misc]
+    pass
 
 
-class _PureLoader(yaml.SafeLoader):
-    construct_mapping = _refuse_keys_twice
+class _PureLoader(_RefusingKeysTwice, yaml.SafeLoader):
+    pass
 
 
 _FAST_LOADER: type[yaml.SafeLoader] = _FastLoader
@@ -98,20 +111,21 @@ def _where(loc: tuple[Any, ...], data: Any) -> str:
 
 
 def problems_from_validation(
-    file: str, error: ValidationError, data: Any, kind: str = "contract"
+    file: str, error: ValidationError, data: Any, kind: str | None = "contract"
 ) -> list[Problem]:
-    """One problem per pydantic error; `kind` (contract or plan) names the schema command."""
+    """One problem per pydantic error; `kind` (contract or plan) names the schema command
+    (None: a file with no schema command, e.g. a negative control or a repair spec)."""
     problems = []
     for err in error.errors():
         message = err["msg"].removeprefix("Value error, ")
-        schema = f"`harness {kind} schema`"
+        where_forms = f"`harness {kind} schema`" if kind else "the docs"
         fix = _FIXES.get(err["type"])
         if fix is None:
-            fix = f"see {schema} for the field's form"
+            fix = f"see {where_forms} for the field's form"
         elif err["type"].endswith(("_type", "_parsing")):  # a wrong form: say where forms are
-            fix = f"{fix} ({schema} shows the field's form)"
+            fix = f"{fix} ({where_forms} show{'s' * bool(kind)} the field's form)"
         if err["type"] == "value_error":
-            fix = f"correct the {kind} as the message says"
+            fix = f"correct the {kind or 'file'} as the message says"
         where = _where(tuple(err["loc"]), data)
         field, sep, rest = message.partition(": ")
         if where == "<top>" and sep and " " not in field:
@@ -204,7 +218,7 @@ def load_model(path: Path, model: type[M], first_field: str) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        kind = "plan" if model.__name__ == "Plan" else "contract"
+        kind = {"Plan": "plan", "Contract": "contract"}.get(model.__name__)
         raise UserError(problems_from_validation(str(path), exc, data, kind)) from exc
 
 

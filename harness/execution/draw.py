@@ -20,7 +20,7 @@ import hashlib
 import json
 import random
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -380,7 +380,7 @@ def write_corpus(folder: Path, plan: Plan, pool: list[PoolEntry], corpus: Corpus
     from harness.execution.atomic import staged_folder
 
     folder.parent.mkdir(parents=True, exist_ok=True)
-    # a draw without recorded probes writes its manifest as before (same bytes, same hash)
+    # a field left out when empty, as in the manifests of draws made before it existed
     left_out = {
         field
         for field, empty in (("recorded_probes", {}), ("drawn_from", None))
@@ -398,8 +398,19 @@ def write_corpus(folder: Path, plan: Plan, pool: list[PoolEntry], corpus: Corpus
         (tmp / "README.md").write_text(_readme(plan, corpus))
 
 
-def control_pairs(plan: Plan, root: Path) -> list[DrawnPair]:
-    """Every negative control the plan lists, as a pair (controls are not sampled)."""
+def with_control_targets(plan: Plan, root: Path, targets: dict[str, Target]) -> dict[str, Target]:
+    """`targets` (the plan's, loaded) with the target of each negative control added."""
+    for spec in plan.negative_controls:
+        control = load_control(root, spec.id)
+        if control.target not in targets:
+            targets[control.target] = load_target(control.target)
+    return targets
+
+
+def control_pairs(plan: Plan, root: Path, targets: Mapping[str, Target]) -> list[DrawnPair]:
+    """Every negative control the plan lists, as a pair (controls are not sampled), each
+    checked against the plan and its target: its predicted verdict, tool and replacement.
+    `targets` holds each control's target (`with_control_targets`)."""
     pairs = []
     for spec in plan.negative_controls:
         control = load_control(root, spec.id)
@@ -413,7 +424,7 @@ def control_pairs(plan: Plan, root: Path) -> list[DrawnPair]:
                     "make the two agree (before the first run)",
                 )
             )
-        mutant = control_mutant(control, load_target(control.target), path)
+        mutant = control_mutant(control, targets[control.target], path)
         pairs.append(
             DrawnPair(
                 pair_id=f"{mutant.id}:{control.tool}",
@@ -436,17 +447,14 @@ def draw(
     """Draw the plan's pairs and write them under mutants/<plan>/, replacing the previous
     draw whole; `check` (the predictions' decidability) may refuse the draw before anything
     is written."""
-    targets = {name: load_target(name) for name in plan.targets()}
-    for spec in plan.negative_controls:
-        control = load_control(root, spec.id)
-        targets.setdefault(control.target, load_target(control.target))
+    targets = with_control_targets(plan, root, {name: load_target(name) for name in plan.targets()})
     pool, mutants = build_pool(plan, targets, f"plans/{plan.name}.yaml")
     sample = draw_sample(plan, pool, exclude or set())
     pools = operator_pools(plan, targets, pool, sample)
     pairs = [
         DrawnPair(pair_id=e.pair_id, arm=e.arm, tool=e.tool, mutant=mutants[e.mutant_id])
         for e in sample
-    ] + control_pairs(plan, root)
+    ] + control_pairs(plan, root, targets)
     liveness: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for target in targets.values():
         # keyed like the mutants, by the adapter's name: a plan may name the target by

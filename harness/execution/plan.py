@@ -5,6 +5,7 @@ before any number exists. One YAML file under `plans/`; its JSON Schema is expor
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Literal
@@ -127,6 +128,13 @@ class RecordedCalls(_Strict):
     )
 
 
+def _scopes_once(spec: BetterThan | SameAs) -> BetterThan | SameAs:
+    """A scope listed twice would be scored, and counted among the verdict's, twice."""
+    if (twice := _twice(spec.scopes)) is not None:
+        raise ValueError(f"scopes: {twice!r} is listed twice")
+    return spec
+
+
 class BetterThan(_Strict):
     """This plan's checker beats a published run, scored on the closed-world pairs both
     share (`harness.analysis.paired`: paired table, support rule, McNemar's exact test)."""
@@ -142,6 +150,7 @@ class BetterThan(_Strict):
         "pooled, or a benchmark of the real targets (the name before the first `-`: "
         "agentdojo, tau2, bfcl)",
     )
+    _check_scopes = model_validator(mode="after")(_scopes_once)
 
 
 class SameAs(_Strict):
@@ -160,6 +169,7 @@ class SameAs(_Strict):
         "pooled, or a benchmark of the real targets (the name before the first `-`: "
         "agentdojo, tau2, bfcl); each one an arm of the plan draws from",
     )
+    _check_scopes = model_validator(mode="after")(_scopes_once)
 
 
 class Predictions(_Strict):
@@ -329,10 +339,14 @@ def _compared_runs(plan: Plan, path: Path) -> list[Problem]:
     fix = "name a published run folder, relative to the project root (results/reference/PLAN/RUN)"
     problems = []
     for field, index, spec in _compared(plan):
-        folder = (root / spec.run).resolve()
-        if Path(spec.run).is_absolute() or not folder.is_relative_to(root):
+        # judged as written, links not followed: a results/ linked to another disk is the
+        # project's own
+        written = Path(spec.run)
+        if written.is_absolute():
+            why = f"{spec.run} is an absolute path"
+        elif ".." in Path(os.path.normpath(written)).parts:
             why = f"{spec.run} lies outside the project root"
-        elif not (folder / "ledger.jsonl").is_file():
+        elif not (root / written / "ledger.jsonl").is_file():
             why = f"{spec.run} holds no ledger.jsonl"
         else:
             continue

@@ -34,7 +34,13 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError, Problem, UserError
-from harness.execution.draw import DrawnPair, check_plan, load_corpus
+from harness.execution.draw import (
+    DrawnPair,
+    check_plan,
+    control_pairs,
+    load_corpus,
+    with_control_targets,
+)
 from harness.execution.freeze import (
     Verification,
     checker_for,
@@ -51,7 +57,6 @@ from harness.execution.ledger import (
     Timing,
     read_rows,
 )
-from harness.execution.negative_controls import load_control
 from harness.execution.pair_scoring import (  # all but _write_json re-exported: old import path
     SETUP_LOG,
     Executor,
@@ -110,10 +115,11 @@ def prepare(plan_path: Path, post_hoc: bool) -> tuple[Plan, Path, str, bool, Ver
     # the schema and the operators hold for a post-hoc run too: it waives the freeze only
     targets = {name: load_target(name) for name in plan.targets()}
     check_plan(plan, str(plan_path), targets)
-    # ... and what else a draw checks: each named control reads, each corpus is there
-    for spec in plan.negative_controls:
-        load_control(root, spec.id)
-    check_corpora(plan, root, targets.values())
+    # ... and what else a draw checks: each named control against the plan and its target,
+    # each corpus there (the controls' targets' too)
+    with_controls = with_control_targets(plan, root, dict(targets))
+    control_pairs(plan, root, with_controls)
+    check_corpora(plan, root, with_controls.values())
     count, loaded = len(plan.targets()), time.monotonic()
     SETUP_LOG.info(
         "%d target%s loaded in %.1f s; verifying the freeze (every file it hashes read again)",
