@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
-    from pydantic import BaseModel
+    from pydantic import BaseModel, ValidationError
 
 M = TypeVar("M", bound="BaseModel")
 
@@ -79,6 +79,17 @@ def user_error(file: str, where: str, message: str, fix: str) -> UserError:
     return UserError(Problem(file, where, message, fix))
 
 
+def field_errors(path: Path, exc: ValidationError, fix: str, say: str = "") -> UserError:
+    """One `Problem` per field pydantic refused in a file the harness wrote itself (a
+    record, manifest or corpus): the field's dotted path, `say` before its message."""
+    return UserError(
+        [
+            Problem(str(path), ".".join(map(str, error["loc"])) or "<top>", say + error["msg"], fix)
+            for error in exc.errors()
+        ]
+    )
+
+
 def read_json_model(path: Path, model: type[M], fix: str) -> M:
     """`path`'s JSON as `model`; a file that is not UTF-8 JSON, or a field missing or of the
     wrong form, is a `UserError` naming the file and each field, with `fix` (the harness
@@ -88,16 +99,6 @@ def read_json_model(path: Path, model: type[M], fix: str) -> M:
     try:
         return model.model_validate_json(path.read_bytes())
     except ValidationError as exc:
-        raise UserError(
-            [
-                Problem(
-                    str(path),
-                    ".".join(str(part) for part in error["loc"]) or "<top>",
-                    error["msg"],
-                    fix,
-                )
-                for error in exc.errors()
-            ]
-        ) from None
+        raise field_errors(path, exc, fix) from None
     except OSError as exc:
         raise UserError(Problem(str(path), "<top>", f"unreadable ({exc.strerror})", fix)) from None

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
 
-from harness.errors import Problem, UserError
+from harness.errors import Problem, UserError, field_errors
 from harness.execution.draw import Corpus, OperatorPool
 from harness.execution.history import FreezeCommit
 from harness.execution.ledger import LedgerRow
@@ -88,17 +88,7 @@ def load_run_meta(run_dir: Path) -> RunMeta:
             found.pop("project_root", None)  # nor is where the folder lies the file's to say
         meta = RunMeta.model_validate(found)
     except ValidationError as exc:  # one line per field, as every other input's errors
-        raise UserError(
-            [
-                Problem(
-                    str(path),
-                    ".".join(str(part) for part in error["loc"]) or "<top>",
-                    f"unreadable run manifest: {error['msg']}",
-                    fix,
-                )
-                for error in exc.errors()
-            ]
-        ) from None
+        raise field_errors(path, exc, fix, "unreadable run manifest: ") from None
     except ValueError as exc:  # not JSON, or not UTF-8
         raise UserError(
             Problem(str(path), "<top>", f"unreadable run manifest: not JSON ({exc})", fix)
