@@ -246,41 +246,11 @@ def _plan(args: argparse.Namespace):  # -> (plan path, Plan, project root)
     return plan_path, load_plan(plan_path), project_root(plan_path)
 
 
-def _no_file_in_the_way(root: Path, folder: str) -> None:
-    """Refuse, before any work, a file where the project's `folder` (mutants/, results/)
-    must be: writing under it would fail half-way with a traceback."""
-    path = root / folder
-    if path.exists() and not path.is_dir():
-        raise UserError(
-            Problem(str(path), folder, "is a file, where the project's folder goes", "move it away")
-        )
-
-
-def _checkers_known(plan_path: Path, plan) -> None:
-    """Refuse, as `freeze` and `run` would, a checker name that resolves to no checker:
-    said at the draw, before any work, and naming the plan's field."""
-    from harness.checker_registry import resolve_checker
-
-    named = [("checker", plan.checker)] + [
-        (f"comparison_checkers[{i}]", name) for i, name in enumerate(plan.comparison_checkers)
-    ]
-    problems = []
-    for field, name in named:
-        try:
-            resolve_checker(name)
-        except UserError as exc:
-            problems += [Problem(str(plan_path), field, p.message, p.fix) for p in exc.problems]
-    if problems:
-        raise UserError(problems)
-
-
 def cmd_draw(args: argparse.Namespace) -> int:
     from harness.execution.draw import corpus_dir, draw
     from harness.execution.freeze import read_record
 
     plan_path, plan, root = _plan(args)
-    _checkers_known(plan_path, plan)
-    _no_file_in_the_way(root, "mutants")
     record = read_record(root, plan)
     exclude: set[str] = set()
     if record is not None:
@@ -378,13 +348,13 @@ def _check_predictions(plan_path: Path, plan, root: Path, corpus, show: bool, **
 
 
 def cmd_plan_check(args: argparse.Namespace) -> int:
-    from harness.execution.draw import load_corpus
+    from harness.execution.draw import checkers_known, load_corpus
 
     for option, value in (("--icc", args.icc), ("--assume", args.assume)):
         if value is not None and not 0.0 <= value <= 1.0:  # also refuses nan
             raise UserError(Problem(option, option[2:], f"{value} is no proportion", "give 0 to 1"))
     plan_path, plan, root = _plan(args)
-    _checkers_known(plan_path, plan)
+    checkers_known(plan, str(plan_path))
     corpus = load_corpus(root, plan)
     _check_predictions(plan_path, plan, root, corpus, True, icc=args.icc, assume=args.assume)
     return 0
@@ -487,14 +457,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     from harness.analysis.report import REPORT_HTML
     from harness.analysis.verdict import report_pointer
     from harness.execution.executors import executor_for
-    from harness.execution.plan import project_root
     from harness.execution.progress import RunProgress
     from harness.execution.runner import RunInterrupted, execute
 
     executor = executor_for(
         args.executor, workers=args.workers, scheduler=args.scheduler, batch_size=args.batch_size
     )
-    _no_file_in_the_way(project_root(Path(args.plan)), "results")
     if args.post_hoc:  # the predictions' decidability, as draw and freeze check it
         from harness.execution.draw import load_corpus
 

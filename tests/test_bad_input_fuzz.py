@@ -168,6 +168,32 @@ def test_a_file_where_a_project_folder_goes_is_refused(project, capsys, command,
     assert line.startswith(f"error: {project / folder}: {folder}: is a file,")
 
 
+@pytest.mark.parametrize("folder", ["mutants", "results"])
+def test_a_library_caller_meets_the_same_refusals(project, folder):
+    """draw() and execute() check for themselves what the CLI used to check for them: a
+    file in the project folder's place, a checker name that resolves to nothing."""
+    from harness.execution.draw import draw
+    from harness.execution.plan import load_plan
+    from harness.execution.runner import execute
+
+    path = project / "plans" / "small.yaml"
+    path.write_text(SMALL_PLAN.format(name="small", timeout=20, per_operator=1))
+    shutil.rmtree(project / folder, ignore_errors=True)
+    (project / folder).write_text("x")
+    with pytest.raises(UserError) as refusal:
+        draw(load_plan(path), project) if folder == "mutants" else execute(path, workers=1)
+    assert [(p.where, p.message) for p in refusal.value.problems] == [
+        (folder, "is a file, where the project's folder goes")
+    ]
+    (project / folder).unlink()
+    path.write_text(path.read_text().replace("seed: 7", "seed: 7\nchecker: nonexistent"))
+    with pytest.raises(UserError) as refusal:
+        draw(load_plan(path), project)
+    ((field, message),) = [(p.where, p.message) for p in refusal.value.problems]
+    assert field == "checker" and "unknown checker" in message, message
+    assert not (project / "mutants").exists() or not any((project / "mutants").iterdir())
+
+
 # --- plans, draws and freeze records (harness/execution: a freeze's scope) ----------------
 
 
@@ -300,6 +326,21 @@ def test_a_key_written_twice_is_refused_not_the_last_one_taken(small, capsys, co
     assert line.startswith("error: plans/small.yaml: line ") and "'seed' written twice" in line
 
 
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ("!!int abc", "invalid literal for int()"),
+        ("!!float abc", "could not convert string to float"),
+        ("!!timestamp 2001-13-40", "month must be in 1..12"),
+    ],
+)
+def test_a_tag_whose_value_cannot_be_built_is_one_line(small, capsys, value, says):
+    """PyYAML's constructors for these tags raise ValueError, no YAMLError: a traceback."""
+    _edit(small, "seed: 7", f"seed: {value}")
+    (line,) = refused(capsys, small, "plan", "check", "plans/small.yaml")
+    assert line.startswith("error: plans/small.yaml: file: malformed YAML (") and says in line
+
+
 def test_run_post_hoc_checks_what_draw_checks(small, capsys):
     assert main(["draw", "plans/small.yaml"]) == 0
     assert main(["freeze", "plans/small.yaml"]) == 0
@@ -327,6 +368,10 @@ def test_run_post_hoc_checks_a_controls_predicted_verdict_as_draw_does(small, ca
     assert main(["freeze", "plans/small.yaml"]) == 0
     plan.write_text(plan.read_text().replace("predicted: CONFORMS", "predicted: VIOLATES"))
     capsys.readouterr()
+    # a run that does not waive the freeze hears the freeze's refusal, naming the edited plan
+    lines = refused(capsys, small, "run", "plans/small.yaml", "--workers", "1")
+    assert any(line.startswith("error: plans/small.yaml: ") for line in lines), lines
+    assert not any("predicts VIOLATES" in line for line in lines), lines
     (line,) = refused(capsys, small, "run", "plans/small.yaml", "--post-hoc", "--workers", "1")
     assert "NC-int-float.yaml: predicted: the plan predicts VIOLATES" in line, line
 

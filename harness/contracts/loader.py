@@ -111,7 +111,7 @@ def _where(loc: tuple[Any, ...], data: Any) -> str:
 
 
 def problems_from_validation(
-    file: str, error: ValidationError, data: Any, kind: str | None = "contract"
+    file: str, error: ValidationError, data: Any, kind: str | None = None
 ) -> list[Problem]:
     """One problem per pydantic error; `kind` (contract or plan) names the schema command
     (None: a file with no schema command, e.g. a negative control or a repair spec)."""
@@ -186,10 +186,14 @@ def read_yaml(path: Path) -> Any:
 def _parse(path: Path, text: str) -> Any:
     try:
         return yaml.load(text, Loader=_FAST_LOADER)  # a safe loader either way
-    except yaml.YAMLError:
+    except (yaml.YAMLError, ValueError, TypeError, OverflowError):
         pass  # reported below, with the pure-Python parser's own message and line
     try:
         return yaml.load(text, Loader=_PureLoader)
+    except (ValueError, TypeError, OverflowError) as exc:  # a tag's constructor: !!int abc
+        raise UserError(
+            Problem(str(path), "file", f"malformed YAML ({exc})", "fix the value's tag or form")
+        ) from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else "file"

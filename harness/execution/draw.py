@@ -35,7 +35,7 @@ from harness.execution.negative_controls import (
     control_mutant,
     load_control,
 )
-from harness.execution.plan import ArmSpec, Plan
+from harness.execution.plan import ArmSpec, Plan, no_file_in_the_way
 from harness.execution.recorded_calls import drawn_halves
 from harness.mutation.model import Mutant
 from harness.mutation.screen import SCREENS, Screener, ScreenStatus
@@ -218,9 +218,30 @@ def checked_operators(arm: ArmSpec, plan_file: str) -> list[str]:
     return operators
 
 
+def checkers_known(plan: Plan, plan_file: str) -> None:
+    """Refuse a checker name (`checker`, `comparison_checkers`) that resolves to no checker,
+    naming the plan's field: said at the draw and `plan check`, before any work, as a run
+    and `freeze` would say it later."""
+    from harness.checker_registry import resolve_checker
+
+    named = [("checker", plan.checker)] + [
+        (f"comparison_checkers[{i}]", name) for i, name in enumerate(plan.comparison_checkers)
+    ]
+    problems = []
+    for field, name in named:
+        try:
+            resolve_checker(name)
+        except UserError as exc:
+            problems += [Problem(plan_file, field, p.message, p.fix) for p in exc.problems]
+    if problems:
+        raise UserError(problems)
+
+
 def check_plan(plan: Plan, plan_file: str, targets: dict[str, Target]) -> None:
-    """What the plan's schema cannot check alone: every operator is registered and of its
-    arm's kind, every tool has a contract. `draw` and every `run` (post hoc too) ask."""
+    """What the plan's schema cannot check alone: every checker it names resolves, every
+    operator is registered and of its arm's kind, every tool has a contract. `draw` and
+    every `run` (post hoc too) ask."""
+    checkers_known(plan, plan_file)
     for arm in plan.arms:
         checked_operators(arm, plan_file)
         for name in arm.targets:
@@ -447,8 +468,11 @@ def draw(
     """Draw the plan's pairs and write them under mutants/<plan>/, replacing the previous
     draw whole; `check` (the predictions' decidability) may refuse the draw before anything
     is written."""
+    plan_file = f"plans/{plan.name}.yaml"
+    checkers_known(plan, plan_file)
+    no_file_in_the_way(root, "mutants")
     targets = with_control_targets(plan, root, {name: load_target(name) for name in plan.targets()})
-    pool, mutants = build_pool(plan, targets, f"plans/{plan.name}.yaml")
+    pool, mutants = build_pool(plan, targets, plan_file)
     sample = draw_sample(plan, pool, exclude or set())
     pools = operator_pools(plan, targets, pool, sample)
     pairs = [

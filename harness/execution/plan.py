@@ -477,6 +477,16 @@ def _drawn_scopes(plan: Plan) -> list[str]:
     ]
 
 
+def no_file_in_the_way(root: Path, folder: str) -> None:
+    """Refuse, before any work, a file where the project's `folder` (mutants/, results/)
+    must be: writing under it would fail half-way with a traceback."""
+    path = root / folder
+    if path.exists() and not path.is_dir():
+        raise UserError(
+            Problem(str(path), folder, "is a file, where the project's folder goes", "move it away")
+        )
+
+
 def project_root(plan_path: Path) -> Path:
     """The folder holding plans/, mutants/, controls/ and results/."""
     resolved = plan_path.resolve()

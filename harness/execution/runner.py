@@ -57,6 +57,7 @@ from harness.execution.ledger import (
     Timing,
     read_rows,
 )
+from harness.execution.negative_controls import load_control
 from harness.execution.pair_scoring import (  # all but _write_json re-exported: old import path
     SETUP_LOG,
     Executor,
@@ -107,19 +108,19 @@ def run_dir_for(root: Path, plan: Plan, run_id: str) -> Path:
 
 def prepare(plan_path: Path, post_hoc: bool) -> tuple[Plan, Path, str, bool, Verification]:
     """Verify the freeze; (plan, root, run id, post hoc, the verification)."""
-    from harness.execution.plan import load_plan
+    from harness.execution.plan import load_plan, no_file_in_the_way
 
-    plan = load_plan(plan_path)
     root = project_root(plan_path)
+    no_file_in_the_way(root, "results")  # before the plan's compared runs are looked for
+    plan = load_plan(plan_path)
     began = time.monotonic()
     # the schema and the operators hold for a post-hoc run too: it waives the freeze only
     targets = {name: load_target(name) for name in plan.targets()}
     check_plan(plan, str(plan_path), targets)
-    # ... and what else a draw checks: each named control against the plan and its target,
-    # each corpus there (the controls' targets' too)
-    with_controls = with_control_targets(plan, root, dict(targets))
-    control_pairs(plan, root, with_controls)
-    check_corpora(plan, root, with_controls.values())
+    # ... and each named control reads, each corpus is there
+    for spec in plan.negative_controls:
+        load_control(root, spec.id)
+    check_corpora(plan, root, targets.values())
     count, loaded = len(plan.targets()), time.monotonic()
     SETUP_LOG.info(
         "%d target%s loaded in %.1f s; verifying the freeze (every file it hashes read again)",
@@ -140,6 +141,11 @@ def prepare(plan_path: Path, post_hoc: bool) -> tuple[Plan, Path, str, bool, Ver
         return plan, root, check.record.freeze_id, False, check
     if not post_hoc:
         raise UserError(check.problems)
+    # what the freeze would have vouched for, a draw's checks: each control against the plan
+    # and its target (after the freeze: an edit to a frozen control is the freeze's to name)
+    with_controls = with_control_targets(plan, root, dict(targets))
+    control_pairs(plan, root, with_controls)
+    check_corpora(plan, root, with_controls.values())
     checker = checker_for(plan)
     current = freeze_id_of(
         check.hashes, check.versions, f"{checker.name} {checker.version}", check.packages
