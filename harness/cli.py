@@ -247,10 +247,11 @@ def _plan(args: argparse.Namespace):  # -> (plan path, Plan, project root)
 
 
 def cmd_draw(args: argparse.Namespace) -> int:
-    from harness.execution.draw import corpus_dir, draw
+    from harness.execution.draw import checkers_known, corpus_dir, draw
     from harness.execution.freeze import read_record
 
     plan_path, plan, root = _plan(args)
+    checkers_known(plan, str(plan_path))  # draw() asks too, naming plans/NAME.yaml
     record = read_record(root, plan)
     exclude: set[str] = set()
     if record is not None:
@@ -306,6 +307,7 @@ def cmd_freeze(args: argparse.Namespace) -> int:
     plan_path, plan, root = _plan(args)
     corpus = load_corpus(root, plan)
     check_drawn_from(plan_path, plan, corpus)
+    _controls_as_drawn(plan, root, corpus)
     _check_predictions(plan_path, plan, root, corpus, False)
     record = freeze(plan_path, plan, root, [p.pair_id for p in corpus.pairs])
     console.print(
@@ -317,6 +319,45 @@ def cmd_freeze(args: argparse.Namespace) -> int:
     for command in commit_commands(root, plan_path, record):
         console.print(f"    {command}", markup=False, soft_wrap=True)
     return 0
+
+
+def _controls_as_drawn(plan, root: Path, corpus) -> None:
+    """Refuse to freeze a negative control whose file changed since the draw, or whose target
+    no arm of the plan names. The freeze hashes the control files, not the drawn pairs' agreement
+    with them, and a run scores the drawn pair: without this, a control edited between draw and
+    freeze (its `predicted`, tool or replacement) would be frozen as it now reads and scored
+    as it was drawn. A control's target outside the plan's targets is neither hashed by the
+    freeze nor loaded by a run's workers."""
+    from harness.execution.draw import control_pairs, with_control_targets
+    from harness.execution.negative_controls import NEGATIVE_CONTROLS_ARM, load_control
+
+    if not plan.negative_controls:
+        return
+    planned = set(plan.targets())
+    for spec in plan.negative_controls:
+        control = load_control(root, spec.id)
+        if control.target not in planned:
+            raise UserError(
+                Problem(
+                    str(root / "controls" / f"{spec.id}.yaml"),
+                    "target",
+                    f"{control.target} is no target of the plan's arms: a run would not load it"
+                    " and the freeze would not hash it",
+                    "name a target an arm of the plan names, or add it to an arm's targets",
+                )
+            )
+    now = control_pairs(plan, root, with_control_targets(plan, root, {}))
+    drawn = [p for p in corpus.pairs if p.arm == NEGATIVE_CONTROLS_ARM]
+    for spec, pair in zip(plan.negative_controls, now, strict=False):
+        if pair not in drawn:
+            raise UserError(
+                Problem(
+                    str(root / "controls" / f"{spec.id}.yaml"),
+                    "control",
+                    "changed since the draw: the drawn pair is not the control as it reads now",
+                    f"draw again (`harness draw plans/{plan.name}.yaml`), or revert the control",
+                )
+            )
 
 
 def _check_predictions(plan_path: Path, plan, root: Path, corpus, show: bool, **kw) -> None:
@@ -465,7 +506,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     if args.post_hoc:  # the predictions' decidability, as draw and freeze check it
         from harness.execution.draw import load_corpus
+        from harness.execution.plan import no_file_in_the_way, project_root
 
+        no_file_in_the_way(project_root(Path(args.plan)), "results")  # as a run says it first
         plan_path, plan, root = _plan(args)
         _check_predictions(plan_path, plan, root, load_corpus(root, plan), False)
     latch = StopLatch()

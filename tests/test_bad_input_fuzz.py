@@ -358,12 +358,8 @@ def test_run_post_hoc_checks_what_draw_checks(small, capsys):
 
 
 def test_run_post_hoc_checks_a_controls_predicted_verdict_as_draw_does(small, capsys):
-    (small / "controls").mkdir()
-    shutil.copy(ROOT / "controls" / "NC-int-float.yaml", small / "controls")
+    _with_control(small)
     plan = small / "plans" / "small.yaml"
-    plan.write_text(
-        plan.read_text() + "negative_controls:\n  - {id: NC-int-float, predicted: CONFORMS}\n"
-    )
     assert main(["draw", "plans/small.yaml"]) == 0
     assert main(["freeze", "plans/small.yaml"]) == 0
     plan.write_text(plan.read_text().replace("predicted: CONFORMS", "predicted: VIOLATES"))
@@ -374,6 +370,57 @@ def test_run_post_hoc_checks_a_controls_predicted_verdict_as_draw_does(small, ca
     assert not any("predicts VIOLATES" in line for line in lines), lines
     (line,) = refused(capsys, small, "run", "plans/small.yaml", "--post-hoc", "--workers", "1")
     assert "NC-int-float.yaml: predicted: the plan predicts VIOLATES" in line, line
+
+
+def _with_control(small: Path) -> Path:
+    (small / "controls").mkdir()
+    shutil.copy(ROOT / "controls" / "NC-int-float.yaml", small / "controls")
+    plan = small / "plans" / "small.yaml"
+    plan.write_text(
+        plan.read_text() + "negative_controls:\n  - {id: NC-int-float, predicted: CONFORMS}\n"
+    )
+    return small / "controls" / "NC-int-float.yaml"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "says"),
+    [
+        ("predicted: CONFORMS", "predicted: VIOLATES", "predicted: the plan predicts CONFORMS"),
+        ("[2, 2.0]", "[3, 3.0]", "control: changed since the draw"),
+        ("target: toy_domain", "target: bfcl-message", "target: bfcl-message is no target"),
+    ],
+)
+def test_freeze_refuses_a_control_changed_since_the_draw(small, capsys, old, new, says):
+    """The freeze hashes the control file and a run scores the drawn pair: a control edited
+    between the two would be frozen as it reads and scored as it was drawn."""
+    control = _with_control(small)
+    assert main(["draw", "plans/small.yaml"]) == 0
+    control.write_text(control.read_text().replace(old, new))
+    (line,) = refused(capsys, small, "freeze", "plans/small.yaml")
+    assert line.startswith(f"error: {control}: {says}"), line
+    assert not (small / "plans" / "small.freeze.json").exists()
+    control.write_text(control.read_text().replace(new, old))  # as drawn: freezes
+    capsys.readouterr()
+    assert main(["freeze", "plans/small.yaml"]) == 0, capsys.readouterr().err
+
+
+def test_post_hoc_run_says_a_file_in_results_place_first(small, capsys):
+    (small / "results").write_text("x")
+    _edit(
+        small,
+        "seed: 7",
+        "seed: 7\npredictions:\n  same_as: [{run: results/reference/small/x, scopes: [toy]}]",
+    )
+    (line,) = refused(capsys, small, "run", "plans/small.yaml", "--post-hoc", "--workers", "1")
+    assert line.startswith(f"error: {small / 'results'}: results: is a file,"), line
+
+
+def test_draw_names_the_plan_path_as_given(small, capsys, monkeypatch):
+    _edit(small, "seed: 7", "seed: 7\nchecker: nonexistent")
+    monkeypatch.chdir(small.parent)
+    given = f"{small.name}/plans/small.yaml"
+    (line,) = refused(capsys, small.parent, "draw", given)
+    assert line.startswith(f"error: {given}: checker: unknown checker"), line
 
 
 @pytest.mark.parametrize(
