@@ -322,30 +322,13 @@ def cmd_freeze(args: argparse.Namespace) -> int:
 
 
 def _controls_as_drawn(plan, root: Path, corpus) -> None:
-    """Refuse to freeze a negative control whose file changed since the draw, or whose target
-    no arm of the plan names. The freeze hashes the control files, not the drawn pairs' agreement
-    with them, and a run scores the drawn pair: without this, a control edited between draw and
-    freeze (its `predicted`, tool or replacement) would be frozen as it now reads and scored
-    as it was drawn. A control's target outside the plan's targets is neither hashed by the
-    freeze nor loaded by a run's workers."""
+    """Refuse to freeze a negative control whose file changed since the draw. The freeze
+    hashes the control files, not the drawn pairs' agreement with them, and a run scores the
+    drawn pair: without this, a control edited between draw and freeze (its `predicted`,
+    tool or replacement) would be frozen as it now reads and scored as it was drawn."""
     from harness.execution.draw import control_pairs, with_control_targets
-    from harness.execution.negative_controls import NEGATIVE_CONTROLS_ARM, load_control
+    from harness.execution.negative_controls import NEGATIVE_CONTROLS_ARM
 
-    if not plan.negative_controls:
-        return
-    planned = set(plan.targets())
-    for spec in plan.negative_controls:
-        control = load_control(root, spec.id)
-        if control.target not in planned:
-            raise UserError(
-                Problem(
-                    str(root / "controls" / f"{spec.id}.yaml"),
-                    "target",
-                    f"{control.target} is no target of the plan's arms: a run would not load it"
-                    " and the freeze would not hash it",
-                    "name a target an arm of the plan names, or add it to an arm's targets",
-                )
-            )
     now = control_pairs(plan, root, with_control_targets(plan, root, {}))
     drawn = [p for p in corpus.pairs if p.arm == NEGATIVE_CONTROLS_ARM]
     for spec, pair in zip(plan.negative_controls, now, strict=False):

@@ -327,18 +327,41 @@ def test_a_key_written_twice_is_refused_not_the_last_one_taken(small, capsys, co
 
 
 @pytest.mark.parametrize(
-    ("value", "says"),
+    ("value", "says", "fix"),
     [
-        ("!!int abc", "invalid literal for int()"),
-        ("!!float abc", "could not convert string to float"),
-        ("!!timestamp 2001-13-40", "month must be in 1..12"),
+        ("!!int abc", "!!int cannot be built from 'abc': ValueError", "write the value in the tag"),
+        ("!!float abc", "!!float cannot be built from 'abc': ValueError", "write the value"),
+        ("!!timestamp 2001-13-40", "month must be in 1..12", "write the value in the tag"),
+        ("!!int", "!!int cannot be built from '': IndexError", "write the value in the tag"),
+        ("!!bool x", "!!bool cannot be built from 'x': KeyError", "write the value in the tag"),
+        ("!!timestamp x", "!!timestamp cannot be built from 'x'", "write the value in the tag"),
+        ("!!set {1, 2}", "!!set is no form the harness reads", "write a list"),
+        ("!!omap [{a: 1}]", "!!omap is no form the harness reads", "write a mapping"),
     ],
 )
-def test_a_tag_whose_value_cannot_be_built_is_one_line(small, capsys, value, says):
-    """PyYAML's constructors for these tags raise ValueError, no YAMLError: a traceback."""
+def test_a_tag_whose_value_cannot_be_built_is_one_line(small, capsys, value, says, fix):
+    """PyYAML's constructors raise ValueError, KeyError, IndexError, ... for these, no
+    YAMLError: each was a traceback. A set has no order: drawn from, it would draw by the
+    hash seed."""
     _edit(small, "seed: 7", f"seed: {value}")
     (line,) = refused(capsys, small, "plan", "check", "plans/small.yaml")
-    assert line.startswith("error: plans/small.yaml: file: malformed YAML (") and says in line
+    assert line.startswith("error: plans/small.yaml: line ") and says in line, line
+    assert f"; fix: {fix}" in line, line
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "says"),
+    [
+        ("seed: 7", "seed: " + "[" * 600 + "]" * 600, "file: nested too deeply to read"),
+        ("timeout_seconds: 20", "timeout_seconds: 1.0e10", "timeout_seconds: Input should be"),
+        ("seed: 7", "seed: 7\nmemory_limit_mb: 2199023255552", "memory_limit_mb: Input should be"),
+    ],
+)
+def test_a_plan_no_worker_could_run_is_refused(small, capsys, old, new, says):
+    """Past these bounds the OS refuses the worker's limits, and every pair was a crash."""
+    _edit(small, old, new)
+    (line,) = refused(capsys, small, "plan", "check", "plans/small.yaml")
+    assert says in line, line
 
 
 def test_run_post_hoc_checks_what_draw_checks(small, capsys):
@@ -402,6 +425,14 @@ def test_freeze_refuses_a_control_changed_since_the_draw(small, capsys, old, new
     control.write_text(control.read_text().replace(new, old))  # as drawn: freezes
     capsys.readouterr()
     assert main(["freeze", "plans/small.yaml"]) == 0, capsys.readouterr().err
+
+
+def test_draw_refuses_a_control_whose_target_the_plan_lacks(small, capsys):
+    """A run's workers load only the plan's targets: such a control crashed every run."""
+    control = _with_control(small)
+    control.write_text(control.read_text().replace("target: toy_domain", "target: bfcl-message"))
+    (line,) = refused(capsys, small, "draw", "plans/small.yaml")
+    assert line.startswith(f"error: {control}: target: bfcl-message is no target"), line
 
 
 def test_post_hoc_run_says_a_file_in_results_place_first(small, capsys):

@@ -21,6 +21,14 @@ class KeyWrittenTwice(yaml.constructor.ConstructorError, HarnessError):
     it into a UserError naming the line."""
 
 
+class NotBuilt(yaml.constructor.ConstructorError):
+    """A tagged value the loader cannot or will not build (`!!int abc`, `!!set`)."""
+
+    def __init__(self, *args: Any, fix: str) -> None:
+        super().__init__(*args)
+        self.fix = fix
+
+
 def _refuse_keys_twice(loader: yaml.SafeLoader, document: yaml.Node) -> None:
     """Refuse a mapping that writes a key twice: `seed: 1` then `seed: 2` would run seed 2
     without a word. Checked on the composed document before anything is built: building a
@@ -50,10 +58,37 @@ def _refuse_keys_twice(loader: yaml.SafeLoader, document: yaml.Node) -> None:
         stack.extend(reversed([part for pair in node.value for part in pair]))
 
 
+# Tags with no order (a set) or no mapping the models read: a set's order follows the hash
+# seed, so a list written as one would draw differently from one process to the next.
+_REFUSED_TAGS = {
+    "tag:yaml.org,2002:set": "write a list",
+    "tag:yaml.org,2002:omap": "write a mapping",
+    "tag:yaml.org,2002:pairs": "write a mapping",
+}
+
+
 class _RefusingKeysTwice:
     def construct_document(self, node: yaml.Node) -> Any:
         _refuse_keys_twice(self, node)  # type: ignore[arg-type]
         return super().construct_document(node)  # type: ignore[misc]
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        """PyYAML's constructors raise ValueError, KeyError, IndexError, ... for a tagged
+        value they cannot build (`!!int abc`, `!!bool x`, `!!int`): one ConstructorError
+        with the node's line instead, as for any other malformed YAML."""
+        tag = node.tag.removeprefix("tag:yaml.org,2002:")
+        if node.tag in _REFUSED_TAGS:
+            problem = f"!!{tag} is no form the harness reads"
+            raise NotBuilt(None, None, problem, node.start_mark, fix=_REFUSED_TAGS[node.tag])
+        try:
+            return super().construct_object(node, deep=deep)  # type: ignore[misc]
+        except yaml.YAMLError:
+            raise
+        except (ValueError, TypeError, OverflowError, LookupError, AttributeError) as exc:
+            shown = f" from {node.value!r}" if isinstance(node, yaml.ScalarNode) else ""
+            problem = f"!!{tag} cannot be built{shown}: {type(exc).__name__} {exc}"
+            fix = "write the value in the tag's form, or drop the tag"
+            raise NotBuilt(None, None, problem, node.start_mark, fix=fix) from exc
 
 
 # libyaml's parser when PyYAML was built with it: the same documents, ten times faster.
@@ -180,24 +215,32 @@ def read_yaml(path: Path) -> Any:
         if len(_PARSED) >= _PARSED_ENTRIES:
             del _PARSED[next(iter(_PARSED))]
         _PARSED[text] = _parse(path, text)
-    return copy.deepcopy(_PARSED[text])  # callers may change what they get
+    try:
+        return copy.deepcopy(_PARSED[text])  # callers may change what they get
+    except RecursionError as exc:
+        raise UserError(
+            Problem(str(path), "file", "nested too deeply to read", "flatten the YAML")
+        ) from exc
 
 
 def _parse(path: Path, text: str) -> Any:
     try:
         return yaml.load(text, Loader=_FAST_LOADER)  # a safe loader either way
-    except (yaml.YAMLError, ValueError, TypeError, OverflowError):
+    except (yaml.YAMLError, RecursionError):
         pass  # reported below, with the pure-Python parser's own message and line
     try:
         return yaml.load(text, Loader=_PureLoader)
-    except (ValueError, TypeError, OverflowError) as exc:  # a tag's constructor: !!int abc
+    except RecursionError as exc:
         raise UserError(
-            Problem(str(path), "file", f"malformed YAML ({exc})", "fix the value's tag or form")
+            Problem(str(path), "file", "nested too deeply to read", "flatten the YAML")
         ) from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else "file"
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        if isinstance(exc, NotBuilt):
+            said = f"malformed YAML ({problem})"
+            raise UserError(Problem(str(path), where, said, exc.fix)) from exc
         if isinstance(exc, KeyWrittenTwice):
             raise UserError(
                 Problem(str(path), where, problem, "keep one of the two, delete the other")

@@ -32,6 +32,7 @@ from harness.execution.liveness import build_corpus
 from harness.execution.negative_controls import (
     NEGATIVE_CONTROLS_ARM,
     ContractPatch,
+    NegativeControl,
     control_mutant,
     load_control,
 )
@@ -419,10 +420,30 @@ def write_corpus(folder: Path, plan: Plan, pool: list[PoolEntry], corpus: Corpus
         (tmp / "README.md").write_text(_readme(plan, corpus))
 
 
-def with_control_targets(plan: Plan, root: Path, targets: dict[str, Target]) -> dict[str, Target]:
-    """`targets` (the plan's, loaded) with the target of each negative control added."""
+def planned_controls(plan: Plan, root: Path) -> list[NegativeControl]:
+    """Each negative control the plan names, read; one whose target no arm of the plan
+    names is refused: a run's workers load only the plan's targets, and the freeze hashes
+    only theirs."""
+    controls = []
     for spec in plan.negative_controls:
         control = load_control(root, spec.id)
+        if control.target not in plan.targets():
+            raise UserError(
+                Problem(
+                    str(root / "controls" / f"{spec.id}.yaml"),
+                    "target",
+                    f"{control.target} is no target of the plan's arms: a run would not load it"
+                    " and the freeze would not hash it",
+                    "name a target an arm of the plan names, or add it to an arm's targets",
+                )
+            )
+        controls.append(control)
+    return controls
+
+
+def with_control_targets(plan: Plan, root: Path, targets: dict[str, Target]) -> dict[str, Target]:
+    """`targets` (the plan's, loaded) with the target of each negative control added."""
+    for control in planned_controls(plan, root):
         if control.target not in targets:
             targets[control.target] = load_target(control.target)
     return targets

@@ -239,10 +239,13 @@ class Plan(_Strict):
     )
     checker_seed: StrictInt = 0
     scoring: Literal["differential-v1"] = SCORING_RULE
-    timeout_seconds: StrictFloat = Field(default=20.0, gt=0, allow_inf_nan=False)
+    # bounded: past them the OS refuses the limit (setitimer, setrlimit) and every pair
+    # would be recorded as a crash
+    timeout_seconds: StrictFloat = Field(default=20.0, gt=0, le=86_400, allow_inf_nan=False)
     memory_limit_mb: StrictInt = Field(
         default=DEFAULT_MEMORY_LIMIT_MB,
         gt=0,
+        le=1 << 20,  # 1 TiB
         description="A pair's worker whose address space (VmSize) exceeds this many MiB is "
         "killed and its pair recorded as a crash; the default is in the harness code the "
         "freeze hashes",

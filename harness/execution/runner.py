@@ -39,6 +39,7 @@ from harness.execution.draw import (
     check_plan,
     control_pairs,
     load_corpus,
+    planned_controls,
     with_control_targets,
 )
 from harness.execution.freeze import (
@@ -57,7 +58,6 @@ from harness.execution.ledger import (
     Timing,
     read_rows,
 )
-from harness.execution.negative_controls import load_control
 from harness.execution.pair_scoring import (  # all but _write_json re-exported: old import path
     SETUP_LOG,
     Executor,
@@ -118,8 +118,7 @@ def prepare(plan_path: Path, post_hoc: bool) -> tuple[Plan, Path, str, bool, Ver
     targets = {name: load_target(name) for name in plan.targets()}
     check_plan(plan, str(plan_path), targets)
     # ... and each named control reads, each corpus is there
-    for spec in plan.negative_controls:
-        load_control(root, spec.id)
+    planned_controls(plan, root)
     check_corpora(plan, root, targets.values())
     count, loaded = len(plan.targets()), time.monotonic()
     SETUP_LOG.info(
