@@ -247,11 +247,10 @@ def _plan(args: argparse.Namespace):  # -> (plan path, Plan, project root)
 
 
 def cmd_draw(args: argparse.Namespace) -> int:
-    from harness.execution.draw import checkers_known, corpus_dir, draw
+    from harness.execution.draw import corpus_dir, draw
     from harness.execution.freeze import read_record
 
     plan_path, plan, root = _plan(args)
-    checkers_known(plan, str(plan_path))  # draw() asks too, naming plans/NAME.yaml
     record = read_record(root, plan)
     exclude: set[str] = set()
     if record is not None:
@@ -268,7 +267,11 @@ def cmd_draw(args: argparse.Namespace) -> int:
             )
         exclude = record.all_used()
     corpus = draw(  # a plan whose predictions refuse leaves the previous draw as it was
-        plan, root, exclude, lambda drawn: _check_predictions(plan_path, plan, root, drawn, False)
+        plan,
+        root,
+        exclude,
+        lambda drawn: _check_predictions(plan_path, plan, root, drawn, False),
+        plan_file=str(plan_path),
     )
     by_arm = Counter(pair.arm for pair in corpus.pairs)
     folder = corpus_dir(root, plan)

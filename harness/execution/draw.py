@@ -485,11 +485,12 @@ def draw(
     root: Path,
     exclude: set[str] | None = None,
     check: Callable[[Corpus], None] | None = None,
+    plan_file: str | None = None,
 ) -> Corpus:
     """Draw the plan's pairs and write them under mutants/<plan>/, replacing the previous
     draw whole; `check` (the predictions' decidability) may refuse the draw before anything
     is written."""
-    plan_file = f"plans/{plan.name}.yaml"
+    plan_file = plan_file or f"plans/{plan.name}.yaml"  # errors name the path as given
     checkers_known(plan, plan_file)
     no_file_in_the_way(root, "mutants")
     targets = with_control_targets(plan, root, {name: load_target(name) for name in plan.targets()})
