@@ -18,6 +18,7 @@ of the checker's verdicts, so it stays in the checker's freeze scope) and listed
 | `PredicateTypeError` | `harness.contracts.predicate.errors` | values of the wrong type |
 | `BudgetExceeded` | `harness.contracts.predicate.errors` | too many steps, or a value too large |
 | `KeyWrittenTwice` (ConstructorError) | `harness.contracts.loader` | a YAML key given twice |
+| `NotBuilt` (ConstructorError) | `harness.contracts.loader` | `!!int abc`, `!!set`: not built |
 | `ClauseCompileError` (ValueError) | `harness.checker.probes` | a clause does not compile |
 | `ScanError` (ValueError) | `harness.scanner.flags` | the scanned source cannot be read or parsed |
 | `StaleMutant` | `harness.mutation.apply` | the installed function is not the mutant's original |

@@ -21,7 +21,7 @@ class KeyWrittenTwice(yaml.constructor.ConstructorError, HarnessError):
     it into a UserError naming the line."""
 
 
-class NotBuilt(yaml.constructor.ConstructorError):
+class NotBuilt(yaml.constructor.ConstructorError, HarnessError):
     """A tagged value the loader cannot or will not build (`!!int abc`, `!!set`)."""
 
     def __init__(self, *args: Any, fix: str) -> None:
