@@ -304,13 +304,12 @@ def cmd_draw(args: argparse.Namespace) -> int:
 
 
 def cmd_freeze(args: argparse.Namespace) -> int:
-    from harness.execution.draw import check_drawn_from, load_corpus
+    from harness.execution.draw import check_as_drawn, load_corpus
     from harness.execution.freeze import commit_commands, freeze
 
     plan_path, plan, root = _plan(args)
     corpus = load_corpus(root, plan)
-    check_drawn_from(plan_path, plan, corpus)
-    _controls_as_drawn(plan, root, corpus)
+    check_as_drawn(plan_path, plan, root, corpus)  # before the predictions are read
     _check_predictions(plan_path, plan, root, corpus, False)
     record = freeze(plan_path, plan, root, [p.pair_id for p in corpus.pairs])
     console.print(
@@ -322,28 +321,6 @@ def cmd_freeze(args: argparse.Namespace) -> int:
     for command in commit_commands(root, plan_path, record):
         console.print(f"    {command}", markup=False, soft_wrap=True)
     return 0
-
-
-def _controls_as_drawn(plan, root: Path, corpus) -> None:
-    """Refuse to freeze a negative control whose file changed since the draw. The freeze
-    hashes the control files, not the drawn pairs' agreement with them, and a run scores the
-    drawn pair: without this, a control edited between draw and freeze (its `predicted`,
-    tool or replacement) would be frozen as it now reads and scored as it was drawn."""
-    from harness.execution.draw import control_pairs, with_control_targets
-    from harness.execution.negative_controls import NEGATIVE_CONTROLS_ARM
-
-    now = control_pairs(plan, root, with_control_targets(plan, root, {}))
-    drawn = [p for p in corpus.pairs if p.arm == NEGATIVE_CONTROLS_ARM]
-    for spec, pair in zip(plan.negative_controls, now, strict=False):
-        if pair not in drawn:
-            raise UserError(
-                Problem(
-                    str(root / "controls" / f"{spec.id}.yaml"),
-                    "control",
-                    "changed since the draw: the drawn pair is not the control as it reads now",
-                    f"draw again (`harness draw plans/{plan.name}.yaml`), or revert the control",
-                )
-            )
 
 
 def _check_predictions(plan_path: Path, plan, root: Path, corpus, show: bool, **kw) -> None:

@@ -61,7 +61,9 @@ class Problem:
     fix: str
 
     def line(self) -> str:
-        return f"{self.file}: {self.where}: {self.message}; fix: {self.fix}"
+        """One line: a control character a value brought in (a NUL, a newline) escaped."""
+        text = f"{self.file}: {self.where}: {self.message}; fix: {self.fix}"
+        return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 class HarnessError(Exception):

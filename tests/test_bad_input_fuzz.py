@@ -23,7 +23,7 @@ def listing(folder: Path) -> dict[str, tuple[int, int]]:
     """Every path under `folder` with its size and modification time (what a refusal must
     leave as it was)."""
     return {
-        str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
+        str(p.relative_to(folder)): (p.lstat().st_size, p.lstat().st_mtime_ns)
         for p in sorted(folder.rglob("*"))
     }
 
@@ -350,6 +350,25 @@ def test_a_tag_whose_value_cannot_be_built_is_one_line(small, capsys, value, say
 
 
 @pytest.mark.parametrize(
+    ("added", "says"),
+    [
+        (
+            "negative_controls:\n  - {id: !!int 12, predicted: CONFORMS}\n",
+            "negative_controls[0].id: Input should be a valid string",  # was [12]: no position
+        ),
+        ("held_out: [!!binary AA==]\n", "held_out: \\x00 is no target"),  # was a NUL byte
+        ('held_out: ["a\\nb"]\n', "held_out: a\\nb is no target"),  # was two lines
+    ],
+)
+def test_a_value_of_an_odd_form_is_named_as_written_on_one_line(small, capsys, added, says):
+    (small / "plans" / "small.yaml").write_text(
+        (small / "plans" / "small.yaml").read_text() + added
+    )
+    (line,) = refused(capsys, small, "plan", "check", "plans/small.yaml")
+    assert line.startswith(f"error: plans/small.yaml: {says}"), line
+
+
+@pytest.mark.parametrize(
     ("old", "new", "says"),
     [
         ("seed: 7", "seed: " + "[" * 600 + "]" * 600, "file: nested too deeply to read"),
@@ -362,6 +381,48 @@ def test_a_plan_no_worker_could_run_is_refused(small, capsys, old, new, says):
     _edit(small, old, new)
     (line,) = refused(capsys, small, "plan", "check", "plans/small.yaml")
     assert says in line, line
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "says"),
+    [
+        ("tools: [deposit,", "tools: [nope, deposit,", "arms[closed_world].tools: 'nope' has no"),
+        ("operators: [M-PHANTOM,", "operators: [Q-*, M-PHANTOM,", "arms[closed_world].operators"),
+    ],
+)
+def test_an_arms_tool_or_operator_error_names_the_plan_file(small, capsys, old, new, says):
+    """Each named the arm where the file goes (`error: closed_world: tools: ...`)."""
+    _edit(small, old, new)
+    (line,) = refused(capsys, small, "draw", "plans/small.yaml")
+    assert line.startswith(f"error: plans/small.yaml: {says}"), line
+
+
+@pytest.mark.parametrize(
+    ("command", "in_the_way"),
+    [("draw", "mutants/small"), ("run", "results/small"), ("run", "results/small/ID")],
+)
+@pytest.mark.parametrize("kind", ["file", "dangling link"])
+def test_a_file_or_dangling_link_below_a_project_folder_is_refused(
+    small, capsys, command, in_the_way, kind
+):
+    """The plan's or the run's folder in the way gave a traceback once the work was done."""
+    assert main(["draw", "plans/small.yaml"]) == 0
+    assert main(["freeze", "plans/small.yaml"]) == 0
+    record = json.loads((small / "plans" / "small.freeze.json").read_text())
+    path = small / in_the_way.replace("ID", record["freeze_id"])
+    if command == "draw":
+        (small / "plans" / "small.freeze.json").unlink()  # a frozen plan's draw is refused first
+        shutil.rmtree(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "file":
+        path.write_text("x")
+    else:
+        path.symlink_to(small / "nowhere")
+    capsys.readouterr()
+    (line,) = refused(capsys, small, command, "plans/small.yaml")
+    says = "is a file, where" if kind == "file" else "is a link to nothing, where a folder goes"
+    field = str(path.relative_to(small))
+    assert line.startswith(f"error: {path}: {field}: {says}"), line
 
 
 def test_run_post_hoc_checks_what_draw_checks(small, capsys):
@@ -425,6 +486,28 @@ def test_freeze_refuses_a_control_changed_since_the_draw(small, capsys, old, new
     control.write_text(control.read_text().replace(new, old))  # as drawn: freezes
     capsys.readouterr()
     assert main(["freeze", "plans/small.yaml"]) == 0, capsys.readouterr().err
+
+
+def test_a_library_freeze_refuses_a_draw_no_longer_as_drawn(small, capsys):
+    """freeze() checks for itself what `harness freeze` checks first: a control or the draw
+    settings changed since the draw."""
+    from harness.execution.freeze import freeze
+    from harness.execution.plan import load_plan
+
+    control = _with_control(small)
+    assert main(["draw", "plans/small.yaml"]) == 0
+    plan = small / "plans" / "small.yaml"
+    for edited, old, new, field in (
+        (control, "[2, 2.0]", "[3, 3.0]", "control"),
+        (plan, "seed: 7", "seed: 8", "draw settings"),
+    ):
+        edited.write_text(edited.read_text().replace(old, new))
+        with pytest.raises(UserError) as refusal:
+            freeze(plan, load_plan(plan), small, [])
+        assert [(p.file, p.where) for p in refusal.value.problems] == [(str(edited), field)]
+        edited.write_text(edited.read_text().replace(new, old))
+    assert not (small / "plans" / "small.freeze.json").exists()
+    assert freeze(plan, load_plan(plan), small, []).freeze_id
 
 
 def test_draw_refuses_a_control_whose_target_the_plan_lacks(small, capsys):

@@ -138,7 +138,8 @@ def _where(loc: tuple[Any, ...], data: Any) -> str:
         if isinstance(key, int) and isinstance(node, list) and key < len(node):
             node = node[key]
             ident = (node.get("id") or node.get("name")) if isinstance(node, dict) else None
-            parts.append(f"[{ident}]" if ident else f"[{key}]")
+            # an id of another form (`id: !!int 12`) would read as a position
+            parts.append(f"[{ident}]" if ident and isinstance(ident, str) else f"[{key}]")
             continue
         parts.append(str(key))
         node = node.get(key) if isinstance(node, dict) else None

@@ -135,11 +135,32 @@ def check_drawn_from(plan_path: Path, plan: Plan, corpus: Corpus) -> None:
         )
 
 
+def check_as_drawn(plan_path: Path, plan: Plan, root: Path, corpus: Corpus) -> None:
+    """Refuse a drawn corpus the plan or its negative controls no longer match: the draw
+    settings changed since the draw, or a control file did (its `predicted`, tool,
+    replacement or contract patch). The freeze hashes the control files, not the drawn
+    pairs' agreement with them, and a run scores the drawn pair: without this, a control
+    edited between draw and freeze would be frozen as it reads and scored as it was drawn."""
+    check_drawn_from(plan_path, plan, corpus)
+    now = control_pairs(plan, root, with_control_targets(plan, root, {}))
+    drawn = [p for p in corpus.pairs if p.arm == NEGATIVE_CONTROLS_ARM]
+    for spec, pair in zip(plan.negative_controls, now, strict=False):
+        if pair not in drawn:
+            raise UserError(
+                Problem(
+                    str(root / "controls" / f"{spec.id}.yaml"),
+                    "control",
+                    "changed since the draw: the drawn pair is not the control as it reads now",
+                    f"draw again (`harness draw {plan_path}`), or revert the control",
+                )
+            )
+
+
 def corpus_dir(root: Path, plan: Plan) -> Path:
     return root / "mutants" / plan.name
 
 
-def arm_tools(arm: ArmSpec, target: Target) -> list[str]:
+def arm_tools(arm: ArmSpec, target: Target, plan_file: str = "plan") -> list[str]:
     """The arm's tools on `target`. With several targets, an explicit tool list keeps the
     tools each target has; a tool no target of the arm has is an error."""
     available = sorted(target.contracts)
@@ -155,8 +176,8 @@ def arm_tools(arm: ArmSpec, target: Target) -> list[str]:
     if unknown:
         raise UserError(
             Problem(
-                arm.name,
-                "tools",
+                plan_file,
+                f"arms[{arm.name}].tools",
                 f"{unknown[0]!r} has no contract in {', '.join(arm.targets)}",
                 f"use tools from: {', '.join(available)}",
             )
@@ -164,7 +185,7 @@ def arm_tools(arm: ArmSpec, target: Target) -> list[str]:
     return sorted(set(arm.tools) & set(available))
 
 
-def expand_operators(arm: ArmSpec) -> list[str]:
+def expand_operators(arm: ArmSpec, plan_file: str = "plan") -> list[str]:
     """Operator names, with shell-style patterns (`CR-core/*`, `MM-*`) expanded in sorted order."""
     from harness.mutation.registry import all_operators
 
@@ -177,8 +198,8 @@ def expand_operators(arm: ArmSpec) -> list[str]:
         if not matched:
             raise UserError(
                 Problem(
-                    arm.name,
-                    "operators",
+                    plan_file,
+                    f"arms[{arm.name}].operators",
                     f"pattern {name!r} matches no operator",
                     "check the family prefix (M-, C-, CR-core/, MM-); "
                     "`harness list operators` names every operator",
@@ -192,7 +213,7 @@ def checked_operators(arm: ArmSpec, plan_file: str) -> list[str]:
     """The arm's operators, expanded; each must be registered and of the arm's kind."""
     from harness.mutation.registry import all_operators, get_operator
 
-    operators = expand_operators(arm)
+    operators = expand_operators(arm, plan_file)
     where = f"arms[{arm.name}].operators"
     for name in operators:
         try:
@@ -246,7 +267,7 @@ def check_plan(plan: Plan, plan_file: str, targets: dict[str, Target]) -> None:
     for arm in plan.arms:
         checked_operators(arm, plan_file)
         for name in arm.targets:
-            arm_tools(arm, targets[name])
+            arm_tools(arm, targets[name], plan_file)
 
 
 def build_pool(
@@ -264,7 +285,7 @@ def build_pool(
             target = targets[name]
             root = Path(target.adapter.source_root())
             screener = screeners.setdefault(target.name, Screener(root))
-            for pair in enumerate_pairs(target, arm_tools(arm, target), operators):
+            for pair in enumerate_pairs(target, arm_tools(arm, target, plan_file), operators):
                 mutants[pair.mutant.id] = pair.mutant
                 entries.append(
                     PoolEntry(
@@ -492,7 +513,7 @@ def draw(
     is written."""
     plan_file = plan_file or f"plans/{plan.name}.yaml"  # errors name the path as given
     checkers_known(plan, plan_file)
-    no_file_in_the_way(root, "mutants")
+    no_file_in_the_way(root, "mutants", plan.name)
     targets = with_control_targets(plan, root, {name: load_target(name) for name in plan.targets()})
     pool, mutants = build_pool(plan, targets, plan_file)
     sample = draw_sample(plan, pool, exclude or set())

@@ -28,7 +28,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness.errors import Problem, UserError, read_json_model
-from harness.execution.draw import corpus_dir
+from harness.execution.draw import check_as_drawn, corpus_dir, load_corpus
 from harness.execution.held_out import blind_predecessor, check_held_out
 from harness.execution.plan import Plan
 from harness.execution.recorded_calls import corpora_hashes, corpus_split
@@ -372,8 +372,10 @@ def existing_results(root: Path, plan: Plan, freeze_id: str) -> list[Path]:
 
 def freeze(plan_path: Path, plan: Plan, root: Path, used_pairs: list[str]) -> FreezeRecord:
     """Write the freeze record; refused when results of its id already exist (a freeze
-    made after its results proves nothing), or when a committed ledger holds a pair of a
-    held-out target."""
+    made after its results proves nothing), when a committed ledger holds a pair of a
+    held-out target, or when the plan's draw is no longer as drawn (`check_as_drawn`)."""
+    if (corpus_dir(root, plan) / "manifest.json").exists():
+        check_as_drawn(plan_path, plan, root, load_corpus(root, plan))
     hashes, versions = current_inputs(plan_path, plan, root)
     checker = checker_for(plan)
     checker_name = f"{checker.name} {checker.version}"

@@ -480,14 +480,20 @@ def _drawn_scopes(plan: Plan) -> list[str]:
     ]
 
 
-def no_file_in_the_way(root: Path, folder: str) -> None:
+def no_file_in_the_way(root: Path, folder: str, *below: str) -> None:
     """Refuse, before any work, a file where the project's `folder` (mutants/, results/)
-    must be: writing under it would fail half-way with a traceback."""
-    path = root / folder
-    if path.exists() and not path.is_dir():
-        raise UserError(
-            Problem(str(path), folder, "is a file, where the project's folder goes", "move it away")
-        )
+    or a folder under it (`below`: the plan's, the run's) must be, and a link to nothing
+    there: writing under it would fail half-way with a traceback."""
+    path = root
+    for part in (folder, *below):
+        path = path / part
+        if path.is_symlink() and not path.exists():
+            message, fix = "is a link to nothing, where a folder goes", "remove the link"
+        elif path.exists() and not path.is_dir():
+            message, fix = "is a file, where the project's folder goes", "move it away"
+        else:
+            continue
+        raise UserError(Problem(str(path), str(path.relative_to(root)), message, fix))
 
 
 def project_root(plan_path: Path) -> Path:

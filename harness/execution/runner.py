@@ -72,7 +72,7 @@ from harness.execution.pair_scoring import (  # all but _write_json re-exported:
     score_pair,
     write_baseline,
 )
-from harness.execution.plan import Plan, project_root
+from harness.execution.plan import Plan, no_file_in_the_way, project_root
 from harness.execution.recorded_calls import check_corpora
 from harness.execution.run_folder import (
     hold_run_folder,
@@ -108,7 +108,7 @@ def run_dir_for(root: Path, plan: Plan, run_id: str) -> Path:
 
 def prepare(plan_path: Path, post_hoc: bool) -> tuple[Plan, Path, str, bool, Verification]:
     """Verify the freeze; (plan, root, run id, post hoc, the verification)."""
-    from harness.execution.plan import load_plan, no_file_in_the_way
+    from harness.execution.plan import load_plan
 
     root = project_root(plan_path)
     no_file_in_the_way(root, "results")  # before the plan's compared runs are looked for
@@ -270,6 +270,7 @@ def execute(
     chosen, freeze_id, run_id, post_hoc = run_checker(plan, checker, run_id, changed, post_hoc)
     found, warnings = provenance_warnings(root, plan, check, strict)
     corpus = load_corpus(root, plan)
+    no_file_in_the_way(root, "results", plan.name, run_id)
     folder = run_dir_for(root, plan, run_id)
     try:
         with _folder_kept_only_with_rows(folder):
