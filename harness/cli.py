@@ -248,28 +248,12 @@ def _plan(args: argparse.Namespace):  # -> (plan path, Plan, project root)
 
 def cmd_draw(args: argparse.Namespace) -> int:
     from harness.execution.draw import corpus_dir, draw
-    from harness.execution.freeze import read_record
 
     plan_path, plan, root = _plan(args)
-    record = read_record(root, plan)
-    exclude: set[str] = set()
-    if record is not None:
-        if not args.refreeze:
-            raise UserError(
-                Problem(
-                    str(plan_path),
-                    "freeze",
-                    f"the plan is frozen "
-                    f"(freeze {record.freeze_id}); drawing again changes its sample",
-                    "pass --refreeze to draw sampled arms from the pairs no freeze used "
-                    "(census arms take every candidate again)",
-                )
-            )
-        exclude = record.all_used()
     corpus = draw(  # a plan whose predictions refuse leaves the previous draw as it was
         plan,
         root,
-        exclude,
+        args.refreeze,
         lambda drawn: _check_predictions(plan_path, plan, root, drawn, False),
         plan_file=str(plan_path),
     )

@@ -165,7 +165,7 @@ def test_a_file_where_a_project_folder_goes_is_refused(project, capsys, command,
     shutil.rmtree(project / folder, ignore_errors=True)
     (project / folder).write_text("x")
     (line,) = refused(capsys, project, command, "plans/small.yaml")
-    assert line.startswith(f"error: {project / folder}: {folder}: is a file,")
+    assert line.startswith(f"error: {project / folder}: {folder}: is a file, where a folder")
 
 
 @pytest.mark.parametrize("folder", ["mutants", "results"])
@@ -183,7 +183,7 @@ def test_a_library_caller_meets_the_same_refusals(project, folder):
     with pytest.raises(UserError) as refusal:
         draw(load_plan(path), project) if folder == "mutants" else execute(path, workers=1)
     assert [(p.where, p.message) for p in refusal.value.problems] == [
-        (folder, "is a file, where the project's folder goes")
+        (folder, "is a file, where a folder goes")
     ]
     (project / folder).unlink()
     path.write_text(path.read_text().replace("seed: 7", "seed: 7\nchecker: nonexistent"))
@@ -326,24 +326,36 @@ def test_a_key_written_twice_is_refused_not_the_last_one_taken(small, capsys, co
     assert line.startswith("error: plans/small.yaml: line ") and "'seed' written twice" in line
 
 
+QUOTE = "write the value in that form, or quote it to make it a string (no tag)"
+
+
 @pytest.mark.parametrize(
     ("value", "says", "fix"),
     [
-        ("!!int abc", "!!int cannot be built from 'abc': ValueError", "write the value in the tag"),
-        ("!!float abc", "!!float cannot be built from 'abc': ValueError", "write the value"),
-        ("!!timestamp 2001-13-40", "month must be in 1..12", "write the value in the tag"),
-        ("!!int", "!!int cannot be built from '': IndexError", "write the value in the tag"),
-        ("!!bool x", "!!bool cannot be built from 'x': KeyError", "write the value in the tag"),
-        ("!!timestamp x", "!!timestamp cannot be built from 'x'", "write the value in the tag"),
-        ("!!set {1, 2}", "!!set is no form the harness reads", "write a list"),
-        ("!!omap [{a: 1}]", "!!omap is no form the harness reads", "write a mapping"),
+        ("seed: !!int abc", "'abc' cannot be read as !!int", QUOTE),
+        ("seed: !!float abc", "'abc' cannot be read as !!float", QUOTE),
+        ("seed: !!timestamp 2001-13-40", "'2001-13-40' cannot be read as !!timestamp", QUOTE),
+        ("seed: !!int", "'' cannot be read as !!int", QUOTE),
+        ("seed: !!bool x", "'x' cannot be read as !!bool", QUOTE),
+        ("seed: !!timestamp x", "'x' cannot be read as !!timestamp", QUOTE),
+        ("seed: !!int {a: 1}", "expected a scalar node, but found mapping", "fix the YAML"),
+        # the tag implied, not written: the value is to be quoted
+        ("seed: 0b_", "'0b_' cannot be read as !!int", QUOTE),
+        ("seed: [2024-02-30]", "'2024-02-30' cannot be read as !!timestamp", QUOTE),
+        (f"seed: !!int 1{'0' * 60}x", f"'1{'0' * 36}...' cannot be read as !!int", QUOTE),
+        ("seed: !!set {1, 2}", "!!set is no form the harness reads", "write a list"),
+        ("seed: !!omap [{a: 1}]", "!!omap is no form the harness reads", "write a mapping"),
+        # merge keys are never built one by one: refused on the composed document
+        ("seed: 7\n<<: !!omap [{seed: 4}]", "!!omap is no form the harness reads", "write a"),
+        ("seed: 7\n<<: !!set {seed}", "!!set is no form the harness reads", "write a list"),
+        ("seed: &a [1, *a]", "an alias stands inside the collection it names", "write the value"),
     ],
 )
 def test_a_tag_whose_value_cannot_be_built_is_one_line(small, capsys, value, says, fix):
     """PyYAML's constructors raise ValueError, KeyError, IndexError, ... for these, no
     YAMLError: each was a traceback. A set has no order: drawn from, it would draw by the
-    hash seed."""
-    _edit(small, "seed: 7", f"seed: {value}")
+    hash seed. A merged set took its members for keys with no value."""
+    _edit(small, "seed: 7", value)
     (line,) = refused(capsys, small, "plan", "check", "plans/small.yaml")
     assert line.startswith("error: plans/small.yaml: line ") and says in line, line
     assert f"; fix: {fix}" in line, line
@@ -399,9 +411,15 @@ def test_an_arms_tool_or_operator_error_names_the_plan_file(small, capsys, old, 
 
 @pytest.mark.parametrize(
     ("command", "in_the_way"),
-    [("draw", "mutants/small"), ("run", "results/small"), ("run", "results/small/ID")],
+    [
+        ("draw", "mutants/small"),
+        ("run", "results/small"),
+        ("run", "results/small/ID"),
+        ("run", "results/.setup-cache"),
+        ("run", "results/.setup-cache/ID"),
+    ],
 )
-@pytest.mark.parametrize("kind", ["file", "dangling link"])
+@pytest.mark.parametrize("kind", ["file", "dangling link", "link to a folder"])
 def test_a_file_or_dangling_link_below_a_project_folder_is_refused(
     small, capsys, command, in_the_way, kind
 ):
@@ -414,13 +432,19 @@ def test_a_file_or_dangling_link_below_a_project_folder_is_refused(
         (small / "plans" / "small.freeze.json").unlink()  # a frozen plan's draw is refused first
         shutil.rmtree(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(path, ignore_errors=True)
     if kind == "file":
         path.write_text("x")
     else:
-        path.symlink_to(small / "nowhere")
+        (small / "elsewhere").mkdir()
+        path.symlink_to(small / ("elsewhere" if kind == "link to a folder" else "nowhere"))
     capsys.readouterr()
     (line,) = refused(capsys, small, command, "plans/small.yaml")
-    says = "is a file, where" if kind == "file" else "is a link to nothing, where a folder goes"
+    says = {
+        "file": "is a file, where a folder goes",
+        "dangling link": "is a link that leads to no folder, where a folder goes",
+        "link to a folder": "is a symbolic link, where a folder goes; the harness does not",
+    }[kind]
     field = str(path.relative_to(small))
     assert line.startswith(f"error: {path}: {field}: {says}"), line
 
@@ -510,6 +534,27 @@ def test_a_library_freeze_refuses_a_draw_no_longer_as_drawn(small, capsys):
     assert freeze(plan, load_plan(plan), small, []).freeze_id
 
 
+def test_a_library_draw_refuses_a_frozen_plan_unless_refreezing(small, capsys):
+    """draw() itself refuses what `harness draw` refused alone: a frozen plan's sample
+    redrawn; with `refreeze` it draws from the pairs no freeze used."""
+    from harness.execution.draw import draw
+    from harness.execution.plan import load_plan
+
+    assert main(["draw", "plans/small.yaml"]) == 0
+    assert main(["freeze", "plans/small.yaml"]) == 0
+    plan = load_plan(small / "plans" / "small.yaml")
+    before = listing(small)
+    with pytest.raises(UserError) as refusal:
+        draw(plan, small)
+    assert [(p.where, p.message[:20]) for p in refusal.value.problems] == [
+        ("freeze", "the plan is frozen (")
+    ]
+    assert listing(small) == before
+    record = json.loads((small / "plans" / "small.freeze.json").read_text())
+    again = draw(plan, small, refreeze=True)
+    assert again.pairs and not {p.pair_id for p in again.pairs} & set(record["used_pairs"])
+
+
 def test_draw_refuses_a_control_whose_target_the_plan_lacks(small, capsys):
     """A run's workers load only the plan's targets: such a control crashed every run."""
     control = _with_control(small)
@@ -593,3 +638,49 @@ def test_a_yaml_merge_that_overrides_a_merged_key_is_no_key_written_twice(small)
         read_yaml(path)
     (problem,) = caught.value.problems
     assert (problem.where, problem.message) == ("line 3", "key 'b' written twice (first on line 3)")
+
+
+def test_yaml_nested_past_the_c_stack_is_one_line(small):
+    """libyaml's composer recursed on the C stack: 50,000 levels (100 kB) killed the process
+    with no word (exit -11). Run as the user does: a crash here would take the test along."""
+    from test_runner import harness
+
+    _edit(small, "seed: 7", "seed: " + "[" * 50_000 + "]" * 50_000)
+    done = harness("plan", "check", "plans/small.yaml", cwd=small)
+    assert done.returncode == USER_ERROR_EXIT, (done.returncode, done.stderr[-300:])
+    assert done.stderr.strip() == (
+        "error: plans/small.yaml: file: nested too deeply to read; fix: flatten the YAML"
+    )
+
+
+def test_a_control_value_json_has_no_form_for_freezes_as_drawn(small, capsys):
+    """An unquoted date is drawn as its JSON form: compared as YAML reads it, the control
+    always looked changed since the draw, and drawing again could not help."""
+    control = _with_control(small)
+    control.write_text(control.read_text().replace("[2, 2.0]", "[2024-05-15, 2.0]"))
+    assert main(["draw", "plans/small.yaml"]) == 0
+    capsys.readouterr()
+    assert main(["freeze", "plans/small.yaml"]) == 0, capsys.readouterr().err
+
+
+def test_a_contracts_form_error_names_the_schema_command_that_exists(tmp_path, capsys):
+    contract = tmp_path / "deposit.yaml"
+    text = (ROOT / "toy_domain" / "contracts" / "deposit.yaml").read_text()
+    contract.write_text(text.replace("tool: deposit", "tool: [1]", 1))
+    assert main(["contracts", "validate", str(contract)]) == USER_ERROR_EXIT
+    line = capsys.readouterr().err.splitlines()[0]  # validate's report: the problem, a count
+    assert line == (
+        f"{contract}: tool: Input should be a valid string; fix: write a string "
+        "(`harness contracts schema` shows the field's form)"
+    ), line
+
+
+def test_a_freeze_record_that_is_a_folder_is_not_mended_by_freezing_again(small, capsys):
+    assert main(["draw", "plans/small.yaml"]) == 0
+    (small / "plans" / "small.freeze.json").mkdir()
+    for command in ("freeze", "run"):
+        (line,) = refused(capsys, small, command, "plans/small.yaml")
+        assert line == (
+            f"error: {small / 'plans' / 'small.freeze.json'}: file: is not a file, where the "
+            "freeze record goes; fix: move it away"
+        ), line

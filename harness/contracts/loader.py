@@ -29,35 +29,6 @@ class NotBuilt(yaml.constructor.ConstructorError, HarnessError):
         self.fix = fix
 
 
-def _refuse_keys_twice(loader: yaml.SafeLoader, document: yaml.Node) -> None:
-    """Refuse a mapping that writes a key twice: `seed: 1` then `seed: 2` would run seed 2
-    without a word. Checked on the composed document before anything is built: building a
-    mapping that merges another (`<<: *anchor`) rewrites the other's keys in place. Merged
-    keys may be overridden, as YAML allows; only keys written in a mapping count."""
-    stack, seen = [document], set()
-    while stack:  # document order, each node once (an alias is its anchor's node)
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, yaml.SequenceNode):
-            stack.extend(reversed(node.value))
-        if not isinstance(node, yaml.MappingNode):
-            continue
-        lines: dict[Any, int] = {}
-        for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge" or not isinstance(
-                key_node, yaml.ScalarNode
-            ):
-                continue  # a merge, or a complex key (refused where the model reads it)
-            key = loader.construct_object(key_node, deep=True)
-            if key in lines:
-                message = f"key {key!r} written twice (first on line {lines[key]})"
-                raise KeyWrittenTwice(None, None, message, key_node.start_mark)
-            lines[key] = key_node.start_mark.line + 1
-        stack.extend(reversed([part for pair in node.value for part in pair]))
-
-
 # Tags with no order (a set) or no mapping the models read: a set's order follows the hash
 # seed, so a list written as one would draw differently from one process to the next.
 _REFUSED_TAGS = {
@@ -67,27 +38,80 @@ _REFUSED_TAGS = {
 }
 
 
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
+def _check_composed(loader: yaml.SafeLoader, document: yaml.Node) -> None:
+    """Refuse, on the composed document and before anything is built (building a mapping
+    that merges another, `<<: *anchor`, rewrites the other's keys in place):
+    - a mapping that writes a key twice: `seed: 1` then `seed: 2` would run seed 2 without
+      a word (merged keys may be overridden, as YAML allows; only keys written count);
+    - a tag the harness does not read (`_REFUSED_TAGS`), wherever it stands, a merge too;
+    - an alias inside the collection it names (`&a [*a]`): a value with no end."""
+    on_path: set[int] = set()
+    done: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(document, False)]
+    while stack:  # depth first, document order, each node once (an alias is its anchor's)
+        node, leaving = stack.pop()
+        if leaving:
+            on_path.discard(id(node))
+            done.add(id(node))
+            continue
+        if id(node) in on_path:
+            problem = "an alias stands inside the collection it names: a value with no end"
+            raise NotBuilt(None, None, problem, node.start_mark, fix="write the value out")
+        if id(node) in done:
+            continue
+        if node.tag in _REFUSED_TAGS:
+            tag = node.tag.removeprefix("tag:yaml.org,2002:")
+            problem = f"!!{tag} is no form the harness reads"
+            raise NotBuilt(None, None, problem, node.start_mark, fix=_REFUSED_TAGS[node.tag])
+        if isinstance(node, yaml.MappingNode):
+            _keys_once(loader, node)
+        on_path.add(id(node))
+        stack.append((node, True))
+        stack.extend((child, False) for child in reversed(_children(node)))
+
+
+def _keys_once(loader: yaml.SafeLoader, node: yaml.MappingNode) -> None:
+    lines: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge" or not isinstance(key_node, yaml.ScalarNode):
+            continue  # a merge, or a complex key (refused where the model reads it)
+        key = loader.construct_object(key_node, deep=True)
+        if key in lines:
+            message = f"key {key!r} written twice (first on line {lines[key]})"
+            raise KeyWrittenTwice(None, None, message, key_node.start_mark)
+        lines[key] = key_node.start_mark.line + 1
+
+
 class _RefusingKeysTwice:
     def construct_document(self, node: yaml.Node) -> Any:
-        _refuse_keys_twice(self, node)  # type: ignore[arg-type]
+        _check_composed(self, node)  # type: ignore[arg-type]
         return super().construct_document(node)  # type: ignore[misc]
 
     def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
-        """PyYAML's constructors raise ValueError, KeyError, IndexError, ... for a tagged
-        value they cannot build (`!!int abc`, `!!bool x`, `!!int`): one ConstructorError
-        with the node's line instead, as for any other malformed YAML."""
-        tag = node.tag.removeprefix("tag:yaml.org,2002:")
-        if node.tag in _REFUSED_TAGS:
-            problem = f"!!{tag} is no form the harness reads"
-            raise NotBuilt(None, None, problem, node.start_mark, fix=_REFUSED_TAGS[node.tag])
+        """PyYAML's constructors raise ValueError, KeyError, IndexError, ... for a value
+        they cannot build as its tag, written (`!!int abc`, `!!bool x`, `!!int`) or implied
+        (`0b_`, an unquoted `2024-02-30`): one ConstructorError with the node's line
+        instead, as for any other malformed YAML."""
         try:
             return super().construct_object(node, deep=deep)  # type: ignore[misc]
         except yaml.YAMLError:
             raise
         except (ValueError, TypeError, OverflowError, LookupError, AttributeError) as exc:
-            shown = f" from {node.value!r}" if isinstance(node, yaml.ScalarNode) else ""
-            problem = f"!!{tag} cannot be built{shown}: {type(exc).__name__} {exc}"
-            fix = "write the value in the tag's form, or drop the tag"
+            tag = node.tag.removeprefix("tag:yaml.org,2002:")
+            if isinstance(node, yaml.ScalarNode):
+                value = node.value if len(node.value) <= 40 else node.value[:37] + "..."
+                problem = f"{value!r} cannot be read as !!{tag}"
+            else:
+                problem = f"a {node.id} cannot be read as !!{tag}"
+            fix = "write the value in that form, or quote it to make it a string (no tag)"
             raise NotBuilt(None, None, problem, node.start_mark, fix=fix) from exc
 
 
@@ -154,7 +178,8 @@ def problems_from_validation(
     problems = []
     for err in error.errors():
         message = err["msg"].removeprefix("Value error, ")
-        where_forms = f"`harness {kind} schema`" if kind else "the docs"
+        command = {"contract": "contracts"}.get(kind or "", kind)  # `harness contracts schema`
+        where_forms = f"`harness {command} schema`" if kind else "the docs"
         fix = _FIXES.get(err["type"])
         if fix is None:
             fix = f"see {where_forms} for the field's form"
@@ -224,11 +249,19 @@ def read_yaml(path: Path) -> Any:
         ) from exc
 
 
+# libyaml's composer recurses on the C stack, unchecked: YAML nested some 20,000 deep kills
+# the process. Every level of nesting past the ~1,400 that indentation can give in
+# `MAX_INPUT_BYTES` needs one of these characters; a text with more of them than this goes
+# to the pure-Python parser, whose recursion is checked (the largest shipped YAML has 737).
+_NESTING_MARKS, _FAST_NESTING_BOUND = "[{-?", 2_000
+
+
 def _parse(path: Path, text: str) -> Any:
-    try:
-        return yaml.load(text, Loader=_FAST_LOADER)  # a safe loader either way
-    except (yaml.YAMLError, RecursionError):
-        pass  # reported below, with the pure-Python parser's own message and line
+    if sum(text.count(mark) for mark in _NESTING_MARKS) <= _FAST_NESTING_BOUND:
+        try:
+            return yaml.load(text, Loader=_FAST_LOADER)  # a safe loader either way
+        except (yaml.YAMLError, RecursionError):
+            pass  # reported below, with the pure-Python parser's own message and line
     try:
         return yaml.load(text, Loader=_PureLoader)
     except RecursionError as exc:

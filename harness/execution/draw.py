@@ -143,9 +143,11 @@ def check_as_drawn(plan_path: Path, plan: Plan, root: Path, corpus: Corpus) -> N
     edited between draw and freeze would be frozen as it reads and scored as it was drawn."""
     check_drawn_from(plan_path, plan, corpus)
     now = control_pairs(plan, root, with_control_targets(plan, root, {}))
-    drawn = [p for p in corpus.pairs if p.arm == NEGATIVE_CONTROLS_ARM]
+    # compared as the manifest holds them: a value JSON has no form for (an unquoted date)
+    # is drawn as its JSON form, and would otherwise never compare equal
+    drawn = [p.model_dump_json() for p in corpus.pairs if p.arm == NEGATIVE_CONTROLS_ARM]
     for spec, pair in zip(plan.negative_controls, now, strict=False):
-        if pair not in drawn:
+        if pair.model_dump_json() not in drawn:
             raise UserError(
                 Problem(
                     str(root / "controls" / f"{spec.id}.yaml"),
@@ -504,19 +506,34 @@ def control_pairs(plan: Plan, root: Path, targets: Mapping[str, Target]) -> list
 def draw(
     plan: Plan,
     root: Path,
-    exclude: set[str] | None = None,
+    refreeze: bool = False,
     check: Callable[[Corpus], None] | None = None,
     plan_file: str | None = None,
 ) -> Corpus:
     """Draw the plan's pairs and write them under mutants/<plan>/, replacing the previous
     draw whole; `check` (the predictions' decidability) may refuse the draw before anything
-    is written."""
+    is written. A frozen plan is refused unless `refreeze`, which draws sampled arms from
+    the pairs no freeze of it used."""
+    from harness.execution.freeze import read_record
+
     plan_file = plan_file or f"plans/{plan.name}.yaml"  # errors name the path as given
+    record = read_record(root, plan)
+    if record is not None and not refreeze:
+        raise UserError(
+            Problem(
+                plan_file,
+                "freeze",
+                f"the plan is frozen (freeze {record.freeze_id}); drawing again changes its sample",
+                "pass --refreeze to draw sampled arms from the pairs no freeze used "
+                "(census arms take every candidate again)",
+            )
+        )
+    exclude = record.all_used() if record is not None else set()
     checkers_known(plan, plan_file)
     no_file_in_the_way(root, "mutants", plan.name)
     targets = with_control_targets(plan, root, {name: load_target(name) for name in plan.targets()})
     pool, mutants = build_pool(plan, targets, plan_file)
-    sample = draw_sample(plan, pool, exclude or set())
+    sample = draw_sample(plan, pool, exclude)
     pools = operator_pools(plan, targets, pool, sample)
     pairs = [
         DrawnPair(pair_id=e.pair_id, arm=e.arm, tool=e.tool, mutant=mutants[e.mutant_id])
@@ -552,7 +569,7 @@ def draw(
     if duplicates:  # two targets offering one mutant for one tool name: an adapter bug
         raise UserError(
             Problem(
-                plan.name,
+                plan_file,
                 "arms",
                 f"pair {duplicates[0]} is drawn twice",
                 "give each target a distinct version() string",

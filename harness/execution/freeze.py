@@ -356,6 +356,12 @@ def read_record(root: Path, plan: Plan) -> FreezeRecord | None:
     path = record_path(root, plan)
     if not path.exists():
         return None
+    if not path.is_file():  # freezing again would read it the same way
+        raise UserError(
+            Problem(
+                str(path), "file", "is not a file, where the freeze record goes", "move it away"
+            )
+        )
     return read_json_model(
         path, FreezeRecord, f"restore it from git (`git checkout -- {path}`), or freeze again"
     )

@@ -481,19 +481,26 @@ def _drawn_scopes(plan: Plan) -> list[str]:
 
 
 def no_file_in_the_way(root: Path, folder: str, *below: str) -> None:
-    """Refuse, before any work, a file where the project's `folder` (mutants/, results/)
-    or a folder under it (`below`: the plan's, the run's) must be, and a link to nothing
-    there: writing under it would fail half-way with a traceback."""
+    """Refuse, before any work, what is not a folder where the project's `folder`
+    (mutants/, results/) or a folder under it (`below`: the plan's, the run's) must be: a
+    file, a link to nothing, or under `folder` a link at all (the harness replaces a drawn
+    corpus by renaming and does not follow links inside results/). Writing there would fail
+    with a traceback once the work was done. `folder` itself may link to a folder, on
+    another disk say."""
     path = root
     for part in (folder, *below):
         path = path / part
-        if path.is_symlink() and not path.exists():
-            message, fix = "is a link to nothing, where a folder goes", "remove the link"
+        if path.is_symlink() and (path != root / folder or not path.exists()):
+            exists = path.exists()
+            message = "is a symbolic link" if exists else "is a link that leads to no folder"
+            where = f"; the harness does not follow links inside {folder}/" if exists else ""
+            fix = "replace the link with the folder itself, or remove it"
         elif path.exists() and not path.is_dir():
-            message, fix = "is a file, where the project's folder goes", "move it away"
+            message, where, fix = "is a file", "", "move it away"
         else:
             continue
-        raise UserError(Problem(str(path), str(path.relative_to(root)), message, fix))
+        field = str(path.relative_to(root))
+        raise UserError(Problem(str(path), field, f"{message}, where a folder goes{where}", fix))
 
 
 def project_root(plan_path: Path) -> Path:

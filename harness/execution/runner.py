@@ -82,6 +82,7 @@ from harness.execution.run_folder import (
     read_ledger,
     refuse_symlinked_folder,
 )
+from harness.execution.setup_cache import FOLDER as SETUP_CACHE_FOLDER
 from harness.targets.registry import load_target
 
 
@@ -271,6 +272,7 @@ def execute(
     found, warnings = provenance_warnings(root, plan, check, strict)
     corpus = load_corpus(root, plan)
     no_file_in_the_way(root, "results", plan.name, run_id)
+    no_file_in_the_way(root, "results", SETUP_CACHE_FOLDER, freeze_id)
     folder = run_dir_for(root, plan, run_id)
     try:
         with _folder_kept_only_with_rows(folder):
