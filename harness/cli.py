@@ -253,8 +253,8 @@ def cmd_draw(args: argparse.Namespace) -> int:
     corpus = draw(  # a plan whose predictions refuse leaves the previous draw as it was
         plan,
         root,
-        args.refreeze,
-        lambda drawn: _check_predictions(plan_path, plan, root, drawn, False),
+        refreeze=args.refreeze,
+        check=lambda drawn: _check_predictions(plan_path, plan, root, drawn, False),
         plan_file=str(plan_path),
     )
     by_arm = Counter(pair.arm for pair in corpus.pairs)

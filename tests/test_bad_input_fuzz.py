@@ -326,13 +326,13 @@ def test_a_key_written_twice_is_refused_not_the_last_one_taken(small, capsys, co
     assert line.startswith("error: plans/small.yaml: line ") and "'seed' written twice" in line
 
 
-QUOTE = "write the value in that form, or quote it to make it a string (no tag)"
+QUOTE = "write the value in that form, or make it a string: quote it, with no tag"
 
 
 @pytest.mark.parametrize(
     ("value", "says", "fix"),
     [
-        ("seed: !!int abc", "'abc' cannot be read as !!int", QUOTE),
+        ("seed: !!int abc", "'abc' cannot be read as !!int (invalid literal for int()", QUOTE),
         ("seed: !!float abc", "'abc' cannot be read as !!float", QUOTE),
         ("seed: !!timestamp 2001-13-40", "'2001-13-40' cannot be read as !!timestamp", QUOTE),
         ("seed: !!int", "'' cannot be read as !!int", QUOTE),
@@ -342,13 +342,15 @@ QUOTE = "write the value in that form, or quote it to make it a string (no tag)"
         # the tag implied, not written: the value is to be quoted
         ("seed: 0b_", "'0b_' cannot be read as !!int", QUOTE),
         ("seed: [2024-02-30]", "'2024-02-30' cannot be read as !!timestamp", QUOTE),
-        (f"seed: !!int 1{'0' * 60}x", f"'1{'0' * 36}...' cannot be read as !!int", QUOTE),
+        (f"seed: !!int 1{'0' * 60}x", f"'1{'0' * 36}...' cannot be read as !!int (", QUOTE),
+        (f"seed: 1{'0' * 5000}", "cannot be read as !!int (Exceeds the limit (4300 digits)", QUOTE),
         ("seed: !!set {1, 2}", "!!set is no form the harness reads", "write a list"),
         ("seed: !!omap [{a: 1}]", "!!omap is no form the harness reads", "write a mapping"),
         # merge keys are never built one by one: refused on the composed document
         ("seed: 7\n<<: !!omap [{seed: 4}]", "!!omap is no form the harness reads", "write a"),
         ("seed: 7\n<<: !!set {seed}", "!!set is no form the harness reads", "write a list"),
-        ("seed: &a [1, *a]", "an alias stands inside the collection it names", "write the value"),
+        ("seed: &a [1, *a]", "the collection here holds an alias of itself", "write the value"),
+        ("seed: 7\n!!set a: 1", "!!set is no form the harness reads", "write a list"),  # a key
     ],
 )
 def test_a_tag_whose_value_cannot_be_built_is_one_line(small, capsys, value, says, fix):
@@ -653,12 +655,19 @@ def test_yaml_nested_past_the_c_stack_is_one_line(small):
     )
 
 
-def test_a_control_value_json_has_no_form_for_freezes_as_drawn(small, capsys):
-    """An unquoted date is drawn as its JSON form: compared as YAML reads it, the control
-    always looked changed since the draw, and drawing again could not help."""
+@pytest.mark.parametrize("value", ["2024-05-15", ".inf", ".nan", "!!binary /w=="])
+def test_a_control_value_a_drawn_corpus_cannot_keep_is_refused_at_draw(small, capsys, value):
+    """A run scores the drawn pair: an unquoted date was drawn as a string and `.inf` as
+    null, and then could never be frozen (always "changed since the draw"); bytes that are
+    not UTF-8 were a traceback at the draw's write."""
     control = _with_control(small)
-    control.write_text(control.read_text().replace("[2, 2.0]", "[2024-05-15, 2.0]"))
-    assert main(["draw", "plans/small.yaml"]) == 0
+    control.write_text(control.read_text().replace("[2, 2.0]", f"[2, 2.0, {value}]"))
+    (line,) = refused(capsys, small, "draw", "plans/small.yaml")
+    assert line.startswith(
+        f"error: {control}: contract_patch: holds a value a drawn corpus cannot keep"
+    ), line
+    control.write_text(control.read_text().replace(f", {value}]", f", '{value}']"))  # quoted
+    assert main(["draw", "plans/small.yaml"]) == 0, capsys.readouterr().err
     capsys.readouterr()
     assert main(["freeze", "plans/small.yaml"]) == 0, capsys.readouterr().err
 
@@ -684,3 +693,15 @@ def test_a_freeze_record_that_is_a_folder_is_not_mended_by_freezing_again(small,
             f"error: {small / 'plans' / 'small.freeze.json'}: file: is not a file, where the "
             "freeze record goes; fix: move it away"
         ), line
+
+
+def test_valid_yaml_with_many_nesting_marks_reads_as_libyaml_reads_it(small, capsys):
+    """Past the bound on nesting marks the depth is measured, and the YAML still read by
+    libyaml: the pure-Python parser refuses a tab after a value, which libyaml and YAML
+    allow (a review found a plan with a long `#----` rule refused so)."""
+    from harness.execution.plan import load_plan
+
+    _edit(small, "seed: 7", "seed: 8\t")
+    plan = small / "plans" / "small.yaml"
+    plan.write_text(plan.read_text() + "#" + "-" * 2_001 + "\n")
+    assert load_plan(plan).seed == 8

@@ -63,14 +63,11 @@ def _check_composed(loader: yaml.SafeLoader, document: yaml.Node) -> None:
             done.add(id(node))
             continue
         if id(node) in on_path:
-            problem = "an alias stands inside the collection it names: a value with no end"
+            problem = "the collection here holds an alias of itself: a value with no end"
             raise NotBuilt(None, None, problem, node.start_mark, fix="write the value out")
         if id(node) in done:
             continue
-        if node.tag in _REFUSED_TAGS:
-            tag = node.tag.removeprefix("tag:yaml.org,2002:")
-            problem = f"!!{tag} is no form the harness reads"
-            raise NotBuilt(None, None, problem, node.start_mark, fix=_REFUSED_TAGS[node.tag])
+        _refuse_tag(node)
         if isinstance(node, yaml.MappingNode):
             _keys_once(loader, node)
         on_path.add(id(node))
@@ -78,9 +75,17 @@ def _check_composed(loader: yaml.SafeLoader, document: yaml.Node) -> None:
         stack.extend((child, False) for child in reversed(_children(node)))
 
 
+def _refuse_tag(node: yaml.Node) -> None:
+    if node.tag in _REFUSED_TAGS:
+        tag = node.tag.removeprefix("tag:yaml.org,2002:")
+        problem = f"!!{tag} is no form the harness reads"
+        raise NotBuilt(None, None, problem, node.start_mark, fix=_REFUSED_TAGS[node.tag])
+
+
 def _keys_once(loader: yaml.SafeLoader, node: yaml.MappingNode) -> None:
     lines: dict[Any, int] = {}
     for key_node, _ in node.value:
+        _refuse_tag(key_node)  # before it is built
         if key_node.tag == "tag:yaml.org,2002:merge" or not isinstance(key_node, yaml.ScalarNode):
             continue  # a merge, or a complex key (refused where the model reads it)
         key = loader.construct_object(key_node, deep=True)
@@ -111,7 +116,10 @@ class _RefusingKeysTwice:
                 problem = f"{value!r} cannot be read as !!{tag}"
             else:
                 problem = f"a {node.id} cannot be read as !!{tag}"
-            fix = "write the value in that form, or quote it to make it a string (no tag)"
+            if isinstance(exc, (ValueError, OverflowError)):  # PyYAML's others say nothing
+                reason = str(exc).splitlines()[0] if str(exc) else ""
+                problem += f" ({reason[:77]}...)" if len(reason) > 80 else f" ({reason})"
+            fix = "write the value in that form, or make it a string: quote it, with no tag"
             raise NotBuilt(None, None, problem, node.start_mark, fix=fix) from exc
 
 
@@ -128,6 +136,7 @@ class _PureLoader(_RefusingKeysTwice, yaml.SafeLoader):
 
 
 _FAST_LOADER: type[yaml.SafeLoader] = _FastLoader
+DEEP_FIX = "flatten the YAML"
 # Parsed documents by their text: a run reads the same contracts and plan several times.
 _PARSED: dict[str, Any] = {}
 _PARSED_ENTRIES = 512
@@ -244,30 +253,47 @@ def read_yaml(path: Path) -> Any:
     try:
         return copy.deepcopy(_PARSED[text])  # callers may change what they get
     except RecursionError as exc:
-        raise UserError(
-            Problem(str(path), "file", "nested too deeply to read", "flatten the YAML")
-        ) from exc
+        raise UserError(Problem(str(path), "file", "nested too deeply to read", DEEP_FIX)) from exc
 
 
 # libyaml's composer recurses on the C stack, unchecked: YAML nested some 20,000 deep kills
-# the process. Every level of nesting past the ~1,400 that indentation can give in
-# `MAX_INPUT_BYTES` needs one of these characters; a text with more of them than this goes
-# to the pure-Python parser, whose recursion is checked (the largest shipped YAML has 737).
-_NESTING_MARKS, _FAST_NESTING_BOUND = "[{-?", 2_000
+# the process. Nesting past the ~1,400 levels indentation can give in `MAX_INPUT_BYTES`
+# needs these characters; a text with more of them than the bound has its depth measured
+# first by libyaml's parser, whose stack is its own (no recursion), and is refused past
+# `_MAX_DEPTH`, where building it would exhaust Python's recursion anyway. The largest
+# shipped YAML has 737.
+_NESTING_MARKS, _FAST_NESTING_BOUND, _MAX_DEPTH = "[{-?", 2_000, 1_000
+
+
+def _deeper_than(text: str, limit: int) -> bool:
+    """Whether the YAML nests more than `limit` collections deep (False when it does not
+    parse: the loaders report that, with their line)."""
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=_BASE_LOADER):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > limit:
+                    return True
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError:
+        return False
+    return False
 
 
 def _parse(path: Path, text: str) -> Any:
-    if sum(text.count(mark) for mark in _NESTING_MARKS) <= _FAST_NESTING_BOUND:
-        try:
-            return yaml.load(text, Loader=_FAST_LOADER)  # a safe loader either way
-        except (yaml.YAMLError, RecursionError):
-            pass  # reported below, with the pure-Python parser's own message and line
+    marks = sum(text.count(mark) for mark in _NESTING_MARKS)
+    if marks > _FAST_NESTING_BOUND and _deeper_than(text, _MAX_DEPTH):
+        raise UserError(Problem(str(path), "file", "nested too deeply to read", DEEP_FIX))
+    try:
+        return yaml.load(text, Loader=_FAST_LOADER)  # a safe loader either way
+    except (yaml.YAMLError, RecursionError):
+        pass  # reported below, with the pure-Python parser's own message and line
     try:
         return yaml.load(text, Loader=_PureLoader)
     except RecursionError as exc:
-        raise UserError(
-            Problem(str(path), "file", "nested too deeply to read", "flatten the YAML")
-        ) from exc
+        raise UserError(Problem(str(path), "file", "nested too deeply to read", DEEP_FIX)) from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else "file"

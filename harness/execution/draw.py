@@ -143,11 +143,9 @@ def check_as_drawn(plan_path: Path, plan: Plan, root: Path, corpus: Corpus) -> N
     edited between draw and freeze would be frozen as it reads and scored as it was drawn."""
     check_drawn_from(plan_path, plan, corpus)
     now = control_pairs(plan, root, with_control_targets(plan, root, {}))
-    # compared as the manifest holds them: a value JSON has no form for (an unquoted date)
-    # is drawn as its JSON form, and would otherwise never compare equal
-    drawn = [p.model_dump_json() for p in corpus.pairs if p.arm == NEGATIVE_CONTROLS_ARM]
+    drawn = [p for p in corpus.pairs if p.arm == NEGATIVE_CONTROLS_ARM]
     for spec, pair in zip(plan.negative_controls, now, strict=False):
-        if pair.model_dump_json() not in drawn:
+        if pair not in drawn:
             raise UserError(
                 Problem(
                     str(root / "controls" / f"{spec.id}.yaml"),
@@ -490,22 +488,46 @@ def control_pairs(plan: Plan, root: Path, targets: Mapping[str, Target]) -> list
                 )
             )
         mutant = control_mutant(control, targets[control.target], path)
-        pairs.append(
-            DrawnPair(
-                pair_id=f"{mutant.id}:{control.tool}",
-                arm=NEGATIVE_CONTROLS_ARM,
-                tool=control.tool,
-                mutant=mutant,
-                predicted=spec.predicted,
-                contract_patch=control.contract_patch,
+        pair = DrawnPair(
+            pair_id=f"{mutant.id}:{control.tool}",
+            arm=NEGATIVE_CONTROLS_ARM,
+            tool=control.tool,
+            mutant=mutant,
+            predicted=spec.predicted,
+            contract_patch=control.contract_patch,
+        )
+        _kept_as_written(pair, path)
+        pairs.append(pair)
+    return pairs
+
+
+def _kept_as_written(pair: DrawnPair, path: str) -> None:
+    """Refuse a control value the drawn corpus (JSON) would not keep as the control file
+    says it: a run scores the drawn pair, so an unquoted date would be probed as a string,
+    `.inf` as null, and bytes that are not UTF-8 could not be written at all."""
+    from pydantic import ValidationError
+    from pydantic_core import PydanticSerializationError
+
+    try:
+        kept = DrawnPair.model_validate_json(pair.model_dump_json()) == pair
+    except (PydanticSerializationError, ValidationError, ValueError):
+        kept = False
+    if not kept:
+        raise UserError(
+            Problem(
+                path,
+                "contract_patch",
+                "holds a value a drawn corpus cannot keep as written (an unquoted date, "
+                ".inf, .nan, !!binary)",
+                "quote it, or write a plain number, string, list or mapping",
             )
         )
-    return pairs
 
 
 def draw(
     plan: Plan,
     root: Path,
+    *,
     refreeze: bool = False,
     check: Callable[[Corpus], None] | None = None,
     plan_file: str | None = None,
@@ -524,8 +546,8 @@ def draw(
                 plan_file,
                 "freeze",
                 f"the plan is frozen (freeze {record.freeze_id}); drawing again changes its sample",
-                "pass --refreeze to draw sampled arms from the pairs no freeze used "
-                "(census arms take every candidate again)",
+                "pass --refreeze (refreeze=True) to draw sampled arms from the pairs no "
+                "freeze used (census arms take every candidate again)",
             )
         )
     exclude = record.all_used() if record is not None else set()
