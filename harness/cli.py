@@ -288,14 +288,17 @@ def cmd_draw(args: argparse.Namespace) -> int:
 
 
 def cmd_freeze(args: argparse.Namespace) -> int:
-    from harness.execution.draw import check_as_drawn, load_corpus
+    from harness.execution.draw import load_corpus
     from harness.execution.freeze import commit_commands, freeze
 
     plan_path, plan, root = _plan(args)
     corpus = load_corpus(root, plan)
-    check_as_drawn(plan_path, plan, root, corpus)  # before the predictions are read
-    _check_predictions(plan_path, plan, root, corpus, False)
-    record = freeze(plan_path, plan, root, [p.pair_id for p in corpus.pairs])
+    used = [p.pair_id for p in corpus.pairs]
+
+    def check(drawn) -> None:  # once the draw is found as drawn
+        _check_predictions(plan_path, plan, root, drawn, False)
+
+    record = freeze(plan_path, plan, root, used, corpus=corpus, check=check)
     console.print(
         f"froze plan {plan.name}: freeze {record.freeze_id} "
         f"({sum(len(v) for v in record.hashes.values())} files hashed); nothing committed. "

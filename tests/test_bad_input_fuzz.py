@@ -13,7 +13,7 @@ import pytest
 from test_runner import SMALL_PLAN
 
 from harness.cli import main
-from harness.errors import USER_ERROR_EXIT, UserError
+from harness.errors import USER_ERROR_EXIT, Problem, UserError
 
 ROOT = Path(__file__).resolve().parent.parent
 PUBLISHED = ROOT / "results" / "reference" / "closed_world" / "a3189e4d942db34b"
@@ -527,6 +527,35 @@ def test_a_library_freeze_refuses_a_draw_no_longer_as_drawn(small, capsys):
         edited.write_text(edited.read_text().replace(new, old))
     assert not (small / "plans" / "small.freeze.json").exists()
     assert freeze(plan, load_plan(plan), small, []).freeze_id
+
+
+def test_a_library_freeze_calls_its_check_on_the_draw_as_drawn_and_writes_nothing_it_refuses(
+    small, capsys
+):
+    """freeze()'s `check` (what `harness freeze` passes: the predictions' decidability)
+    sees the corpus only once the draw is found as drawn, and its refusal writes no record."""
+    from harness.execution.freeze import freeze
+    from harness.execution.plan import load_plan
+
+    assert main(["draw", "plans/small.yaml"]) == 0
+    plan = small / "plans" / "small.yaml"
+    seen: list[int] = []
+
+    def refuse(corpus) -> None:
+        seen.append(len(corpus.pairs))
+        raise UserError(Problem(str(plan), "predictions", "undecidable", "fix it"))
+
+    plan.write_text(plan.read_text().replace("seed: 7", "seed: 8"))
+    with pytest.raises(UserError) as refusal:
+        freeze(plan, load_plan(plan), small, [], check=refuse)
+    assert [p.where for p in refusal.value.problems] == ["draw settings"]
+    assert seen == []  # not as drawn: refused before the check
+    plan.write_text(plan.read_text().replace("seed: 8", "seed: 7"))
+    with pytest.raises(UserError) as refusal:
+        freeze(plan, load_plan(plan), small, [], check=refuse)
+    assert [p.where for p in refusal.value.problems] == ["predictions"]
+    assert len(seen) == 1 and seen[0] > 0
+    assert not (small / "plans" / "small.freeze.json").exists()
 
 
 def test_a_library_draw_refuses_a_frozen_plan_unless_refreezing(small, capsys):

@@ -185,10 +185,10 @@ def problems_from_validation(
     """One problem per pydantic error; `kind` (contract or plan) names the schema command
     (None: a file with no schema command, e.g. a negative control or a repair spec)."""
     problems = []
+    command = {"contract": "contracts"}.get(kind or "", kind)  # `harness contracts schema`
+    where_forms = f"`harness {command} schema`" if kind else "the docs"
     for err in error.errors():
         message = err["msg"].removeprefix("Value error, ")
-        command = {"contract": "contracts"}.get(kind or "", kind)  # `harness contracts schema`
-        where_forms = f"`harness {command} schema`" if kind else "the docs"
         fix = _FIXES.get(err["type"])
         if fix is None:
             fix = f"see {where_forms} for the field's form"

@@ -21,6 +21,7 @@ import importlib.metadata
 import inspect
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,7 +29,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness.errors import Problem, UserError, read_json_model
-from harness.execution.draw import check_as_drawn, corpus_dir, load_corpus
+from harness.execution.draw import Corpus, check_as_drawn, corpus_dir, load_corpus
 from harness.execution.held_out import blind_predecessor, check_held_out
 from harness.execution.plan import Plan
 from harness.execution.recorded_calls import corpora_hashes, corpus_split
@@ -376,12 +377,27 @@ def existing_results(root: Path, plan: Plan, freeze_id: str) -> list[Path]:
     return found
 
 
-def freeze(plan_path: Path, plan: Plan, root: Path, used_pairs: list[str]) -> FreezeRecord:
+def freeze(
+    plan_path: Path,
+    plan: Plan,
+    root: Path,
+    used_pairs: list[str],
+    *,
+    corpus: Corpus | None = None,
+    check: Callable[[Corpus], None] | None = None,
+) -> FreezeRecord:
     """Write the freeze record; refused when results of its id already exist (a freeze
     made after its results proves nothing), when a committed ledger holds a pair of a
-    held-out target, or when the plan's draw is no longer as drawn (`check_as_drawn`)."""
-    if (corpus_dir(root, plan) / "manifest.json").exists():
-        check_as_drawn(plan_path, plan, root, load_corpus(root, plan))
+    held-out target, or when the plan's draw is no longer as drawn (`check_as_drawn`).
+    `corpus` is the drawn corpus when the caller has read it already (read here
+    otherwise); `check` (the predictions' decidability, `harness freeze`) may refuse the
+    freeze after the draw is found as drawn and before anything is hashed."""
+    if corpus is None and (corpus_dir(root, plan) / "manifest.json").exists():
+        corpus = load_corpus(root, plan)
+    if corpus is not None:
+        check_as_drawn(plan_path, plan, root, corpus)
+        if check is not None:
+            check(corpus)
     hashes, versions = current_inputs(plan_path, plan, root)
     checker = checker_for(plan)
     checker_name = f"{checker.name} {checker.version}"

@@ -80,7 +80,6 @@ from harness.execution.run_folder import (
     pair_ids_digest,
     read_bytes,
     read_ledger,
-    refuse_symlinked_folder,
 )
 from harness.execution.setup_cache import FOLDER as SETUP_CACHE_FOLDER
 from harness.targets.registry import load_target
@@ -233,7 +232,6 @@ def _folder_kept_only_with_rows(folder: Path) -> Iterator[None]:
     scheduler, a contract that does not compile, Ctrl-C during set-up) removes it again,
     so nothing half-written stays in results/. The run holds the folder's lock throughout
     (`run_folder.hold_run_folder`): a second run of it is refused before it touches a file."""
-    refuse_symlinked_folder(folder)
     created = folder  # the outermost folder this run creates (results/PLAN on a first run)
     while not created.parent.exists():
         created = created.parent
