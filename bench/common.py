@@ -10,17 +10,21 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from harness.checker import Checker
+from harness.errors import UserError
 from harness.execution.draw import Corpus, draw
-from harness.execution.freeze import freeze
+from harness.execution.freeze import freeze, read_record
 from harness.execution.ledger import LedgerRow
 from harness.execution.liveness import observe
-from harness.execution.plan import load_plan
+from harness.execution.plan import Plan, load_plan
 from harness.targets.adapter import GraderAdapter
 from harness.targets.registry import Target
 
@@ -245,3 +249,53 @@ def output_stem(
         )
         raise SystemExit(2)
     return stem
+
+
+def repository_plan(given: Path) -> tuple[Path, Plan, str]:
+    """A `--plan` of this repository that is frozen: (its resolved path, the plan, its freeze
+    id). Anything else is one line a problem on stderr and exit 2, before any work."""
+    plan_path = given.resolve()
+    problems: list[str] = []
+    if not plan_path.is_file() or not plan_path.is_relative_to(REPO):
+        problems.append(
+            f"--plan: {given} is not a plan file of this repository; fix: give one under plans/"
+        )
+    else:
+        try:
+            plan = load_plan(plan_path)
+        except UserError as exc:  # one line a problem, as `harness run` gives them
+            problems += [problem.line() for problem in exc.problems]
+        else:
+            record = read_record(REPO, plan)
+            if record is not None:
+                return plan_path, plan, record.freeze_id
+            problems.append(f"{plan_path}: no freeze record; fix: harness freeze it")
+    for line in problems:
+        print(f"error: {line}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+@contextmanager
+def head_worktree(prefix: str) -> Iterator[Path]:
+    """A detached git worktree of HEAD under a temporary folder, removed afterwards: a
+    repository plan run there verifies its freeze from history, and nothing under results/
+    here changes."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        root = Path(tmp) / "worktree"
+        subprocess.run(
+            ["git", "worktree", "add", "--quiet", "--detach", str(root), "HEAD"],
+            cwd=REPO,
+            check=True,
+        )
+        try:
+            yield root
+        finally:
+            subprocess.run(
+                ["git", "worktree", "remove", "--force", str(root)], cwd=REPO, check=False
+            )
+
+
+def head_commit() -> str:
+    return subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
+    ).stdout.strip()

@@ -26,27 +26,25 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from common import (
     REPO,
     add_output_options,
+    head_commit,
+    head_worktree,
     ledger_differences,
     load,
     output_stem,
+    repository_plan,
     run_to_first_row,
     set_up_steps,
     today,
 )
 
-from harness.errors import UserError
-from harness.execution.freeze import read_record
 from harness.execution.ledger import read_rows
-from harness.execution.plan import load_plan
 
 COMMANDS = {
     "local": [],
@@ -93,26 +91,8 @@ def main() -> int:
     parser.add_argument("--first", choices=sorted(COMMANDS), default="local")
     add_output_options(parser)
     args = parser.parse_args()
-    plan_path = args.plan.resolve()
-    if not plan_path.is_file() or not plan_path.is_relative_to(REPO):
-        print(
-            f"error: --plan: {args.plan} is not a plan file of this repository; "
-            "fix: give one under plans/",
-            file=sys.stderr,
-        )
-        return 2
-    try:
-        plan = load_plan(plan_path)
-    except UserError as exc:  # one line a problem, as `harness run` gives them
-        for problem in exc.problems:
-            print(f"error: {problem.line()}", file=sys.stderr)
-        return 2
+    plan_path, plan, freeze_id = repository_plan(args.plan)
     out = output_stem(f"pool-dask-{plan.name}-{today()}", args)
-    record = read_record(REPO, plan)
-    if record is None:
-        print(f"error: {plan_path}: no freeze record; fix: harness freeze it", file=sys.stderr)
-        return 2
-    freeze_id = record.freeze_id
     print(f"load average at the start: {load()}", flush=True)
     order = [args.first, *(e for e in COMMANDS if e != args.first)]
     report: dict[str, Any] = {
@@ -121,70 +101,57 @@ def main() -> int:
         "freeze_id": freeze_id,
         "workers": args.workers,
         "order": order,
-        "head": subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
-        ).stdout.strip(),
+        "head": head_commit(),
     }
     failures: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="pool-dask-") as tmp:
-        root = Path(tmp) / "worktree"
-        subprocess.run(
-            ["git", "worktree", "add", "--quiet", "--detach", str(root), "HEAD"],
-            cwd=REPO,
-            check=True,
-        )
-        try:
-            cache = REPO / "results" / ".setup-cache" / freeze_id
-            report["set_up_cache_copied"] = cache.is_dir()
-            if cache.is_dir():
-                shutil.copytree(cache, root / "results" / ".setup-cache" / freeze_id)
-            else:
-                print(
-                    f"  no set-up cache for {freeze_id} here: the first run computes it, the "
-                    "second reads it (the ratio is not a fair one)",
-                    flush=True,
-                )
-            runs: dict[str, dict[str, Any]] = {}
-            for executor in order:
-                runs[executor] = timed_run(
-                    root, plan_path.relative_to(REPO), plan.name, args.workers, executor
-                )
-                entry = runs[executor]
-                print(
-                    f"  {executor:<5} --workers {args.workers}: {entry['seconds']:7.1f} s, first "
-                    f"row after {entry['first_row_s']:6.1f} s, then "
-                    f"{entry['after_first_row_s']:7.1f} s; load {entry['load_before']} -> "
-                    f"{entry['load_after']}; {entry['set_up']}",
-                    flush=True,
-                )
-            local, dask = rows_of(runs["local"]["folder"]), rows_of(runs["dask"]["folder"])
-            pairs = {"local / dask": (local, dask)}
-            published = REPO / "results" / "reference" / plan.name / freeze_id
-            if (published / "ledger.jsonl").is_file():
-                pairs["published / dask"] = (rows_of(published), dask)
-                pairs["published / local"] = (rows_of(published), local)
-            report["identity"] = {}
-            for label, (old, new) in pairs.items():
-                differences = ledger_differences(old, new)
-                same = not differences and len(old) == len(new)
-                report["identity"][label] = {"pairs": [len(old), len(new)], "identical": same}
-                print(
-                    f"  rows {label}: {len(old)} / {len(new)} pairs, "
-                    + ("IDENTICAL" if same else f"DIFFERENT: {len(differences)} pairs"),
-                    flush=True,
-                )
-                if not same:
-                    failures.append(label)
-            ratio = runs["dask"]["seconds"] / runs["local"]["seconds"]
-            after = runs["dask"]["after_first_row_s"] / runs["local"]["after_first_row_s"]
-            print(f"  dask over local: {ratio:.3f} end to end, {after:.3f} after the first row")
-            report["dask_over_local"] = round(ratio, 3)
-            report["dask_over_local_after_first_row"] = round(after, 3)
-            report["runs"] = {k: {**v, "folder": None} for k, v in runs.items()}
-        finally:
-            subprocess.run(
-                ["git", "worktree", "remove", "--force", str(root)], cwd=REPO, check=False
+    with head_worktree("pool-dask-") as root:
+        cache = REPO / "results" / ".setup-cache" / freeze_id
+        report["set_up_cache_copied"] = cache.is_dir()
+        if cache.is_dir():
+            shutil.copytree(cache, root / "results" / ".setup-cache" / freeze_id)
+        else:
+            print(
+                f"  no set-up cache for {freeze_id} here: the first run computes it, the "
+                "second reads it (the ratio is not a fair one)",
+                flush=True,
             )
+        runs: dict[str, dict[str, Any]] = {}
+        for executor in order:
+            runs[executor] = timed_run(
+                root, plan_path.relative_to(REPO), plan.name, args.workers, executor
+            )
+            entry = runs[executor]
+            print(
+                f"  {executor:<5} --workers {args.workers}: {entry['seconds']:7.1f} s, first "
+                f"row after {entry['first_row_s']:6.1f} s, then "
+                f"{entry['after_first_row_s']:7.1f} s; load {entry['load_before']} -> "
+                f"{entry['load_after']}; {entry['set_up']}",
+                flush=True,
+            )
+        local, dask = rows_of(runs["local"]["folder"]), rows_of(runs["dask"]["folder"])
+        pairs = {"local / dask": (local, dask)}
+        published = REPO / "results" / "reference" / plan.name / freeze_id
+        if (published / "ledger.jsonl").is_file():
+            pairs["published / dask"] = (rows_of(published), dask)
+            pairs["published / local"] = (rows_of(published), local)
+        report["identity"] = {}
+        for label, (old, new) in pairs.items():
+            differences = ledger_differences(old, new)
+            same = not differences and len(old) == len(new)
+            report["identity"][label] = {"pairs": [len(old), len(new)], "identical": same}
+            print(
+                f"  rows {label}: {len(old)} / {len(new)} pairs, "
+                + ("IDENTICAL" if same else f"DIFFERENT: {len(differences)} pairs"),
+                flush=True,
+            )
+            if not same:
+                failures.append(label)
+        ratio = runs["dask"]["seconds"] / runs["local"]["seconds"]
+        after = runs["dask"]["after_first_row_s"] / runs["local"]["after_first_row_s"]
+        print(f"  dask over local: {ratio:.3f} end to end, {after:.3f} after the first row")
+        report["dask_over_local"] = round(ratio, 3)
+        report["dask_over_local_after_first_row"] = round(after, 3)
+        report["runs"] = {k: {**v, "folder": None} for k, v in runs.items()}
     report["load_at_end"] = load()
     Path(f"{out}.json").write_text(json.dumps(report, indent=1) + "\n")
     lines = [

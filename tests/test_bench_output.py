@@ -16,12 +16,21 @@ import pytest
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 
 
-def _common():
-    spec = importlib.util.spec_from_file_location("bench_common", BENCH / "common.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+def _bench_module(script: str):
+    """bench/SCRIPT loaded as a module, bench/ on the path while it imports `common`."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        spec = importlib.util.spec_from_file_location(f"bench_{script[:-3]}", BENCH / script)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(BENCH))
     return module
+
+
+def _common():
+    return _bench_module("common.py")
 
 
 def _args(*argv: str) -> argparse.Namespace:
@@ -87,6 +96,7 @@ PUBLISHED = BENCH.parent / "results" / "reference" / "closed_world" / "a2b36cd35
         ("bare_work.py", []),
         ("pool_time.py", [str(PUBLISHED)]),
         ("pool_dask.py", []),
+        ("first_row.py", []),
         ("report_time.py", []),
     ],
 )
@@ -178,14 +188,7 @@ def test_the_overhead_is_given_against_the_bare_work_before_and_after_the_runs()
     """bench/overhead.py's per-family ratio against the bare work timed before the runs and
     again after them, and the drift between the two (hand-computed: toy pairs of 0.3 s and
     0.1 s against 0.2 s and 0.1 s of bare work before, 0.25 s and 0.15 s after)."""
-    sys.path.insert(0, str(BENCH))
-    try:
-        spec = importlib.util.spec_from_file_location("bench_overhead", BENCH / "overhead.py")
-        assert spec is not None and spec.loader is not None
-        overhead = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(overhead)
-    finally:
-        sys.path.remove(str(BENCH))
+    overhead = _bench_module("overhead.py")
 
     class Row:
         def __init__(self, tool: str, seconds: float) -> None:
@@ -211,9 +214,12 @@ def test_the_overhead_is_given_against_the_bare_work_before_and_after_the_runs()
     ],
     ids=["outside", "not-a-plan"],
 )
-def test_pool_dask_refuses_a_bad_plan_in_one_line(plan: str, said: str) -> None:
+@pytest.mark.parametrize("script", ["pool_dask.py", "first_row.py"])
+def test_a_repository_plan_bench_refuses_a_bad_plan_in_one_line(
+    script: str, plan: str, said: str
+) -> None:
     done = subprocess.run(
-        [sys.executable, str(BENCH / "pool_dask.py"), "--plan", plan],
+        [sys.executable, str(BENCH / script), "--plan", plan],
         capture_output=True,
         text=True,
         timeout=120,
@@ -255,3 +261,67 @@ def test_set_up_steps_reads_a_real_runs_own_set_up_lines(tmp_path: Path) -> None
         "targets loaded 0.60 s, freeze verified 0.90 s, original tools prepared 2.50 s"
     )
     assert "not said" in common.steps_said(dict.fromkeys(steps))
+
+
+def test_first_row_stops_each_start_at_its_first_row_and_the_second_reads_the_set_up_cache(
+    tmp_path: Path,
+) -> None:
+    """bench/first_row.py's rounds on a scratch project (the toy plan, frozen, 1 worker): each
+    start is stopped by SIGINT at its ledger's first whole row (exit 130) or ends first
+    (exit 0) with a row; the computed start says it computed the set-up and the cached one
+    that it read it from the cache the first wrote, and their ratios are the ratios of the
+    seconds reported."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from test_runner import drawn_and_frozen, project
+
+    first_row = _bench_module("first_row.py")
+    root = project(tmp_path, per_operator=2)
+    drawn_and_frozen(root)
+    freeze_id = json.loads((root / "plans" / "small.freeze.json").read_text())["freeze_id"]
+    said: list[str] = []
+    real = first_row.start_to_first_row
+
+    def spy(*args, **kwargs):
+        start = real(*args, **kwargs)
+        ledger = next((root / "results" / "small").glob("*/ledger.jsonl"))
+        rows = ledger.read_bytes().splitlines()
+        said.append(f"{start['exit_code']} {len(rows)}")
+        return start
+
+    first_row.start_to_first_row = spy
+    (entry,) = first_row.rounds_in(root, Path("plans/small.yaml"), "small", freeze_id, 1, 1)
+    assert all(code in ("130", "0") and int(rows) >= 1 for code, rows in map(str.split, said))
+    assert (root / "results" / ".setup-cache" / freeze_id).is_dir()
+    computed, cached = entry["computed"], entry["cached"]
+    assert (
+        computed["set_up"].endswith(" computed")
+        and "from the set-up cache" not in (computed["set_up"])
+    ), computed["set_up"]
+    assert cached["set_up"].endswith("from the set-up cache"), cached["set_up"]
+    for start in (computed, cached):
+        assert start["first_row_s"] > 0 and set(start["steps"]) == {
+            "targets_loaded_s",
+            "freeze_verified_s",
+            "set_up_done_s",
+        }
+    assert entry["first_row_cached_over_computed"] == round(
+        cached["first_row_s"] / computed["first_row_s"], 3
+    )
+    for step, seconds in computed["preparation_s"].items():  # each said, in its order
+        assert isinstance(seconds, float) and seconds >= 0, (step, computed)
+    stamped = [
+        (1.0, "set-up: 1 target loaded in 0.5 s\n"),
+        (2.0, "set-up: baselines: the checker on each original tool (3 tools)\n"),
+        (2.5, "set-up: liveness calls on the original tools\n"),
+        (4.0, "set-up: coverage: what each original tool's runs start\n"),
+        (4.25, "set-up: done in 2.3 s; baseline 3 computed\n"),
+    ]
+    assert first_row.step_seconds(stamped) == {
+        "baselines": 0.5,
+        "liveness": 1.5,
+        "grader": None,  # not said: a target without a grader
+        "coverage": 0.25,
+    }
+    prepared = cached["steps"]["set_up_done_s"], computed["steps"]["set_up_done_s"]
+    if prepared[1]:  # "done in 0.0 s" on a fast machine leaves no ratio
+        assert entry["set_up_cached_over_computed"] == round(prepared[0] / prepared[1], 3)

@@ -1,0 +1,230 @@
+"""A whole pool's first row from a fresh `harness run`, its set-up computed and then cached
+(issue 31: a rerun or resume of a freeze whose set-up is cached reaches its first row in
+less than a tenth of the uncached set-up time).
+
+    python bench/first_row.py [--plan plans/closed_world_all.yaml] [--workers 2] [--rounds 2]
+
+`bench/overhead.py` times this on a 25-pair slice in a throwaway project; this starts a
+repository plan as a user does, `python -m harness run PLAN --workers N`, in a detached git
+worktree of HEAD under a temporary folder (its freeze verifies from history; nothing under
+results/ here changes), and stops it with SIGINT once its ledger holds a first whole row.
+Each round starts it twice, the run folder removed before each start: first with the
+freeze's set-up cache removed too (the set-up computed), then with the cache the first
+start wrote (the set-up read). The second start of a round finds the disk's cache warm from
+the first; a later round's computed start finds it warm as well.
+
+Prints, with the load average beside each start: the seconds from the start to the first
+row, and the run's own `set-up:` lines (targets loaded, the freeze verified, the original
+tools prepared); per round, cached over computed for the first row from a fresh process and
+for the original tools' preparation alone. Writes results/bench/first-row-<plan>-<date>.json
+and .md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from common import (
+    REPO,
+    add_output_options,
+    head_commit,
+    head_worktree,
+    load,
+    output_stem,
+    repository_plan,
+    set_up_steps,
+    steps_said,
+    today,
+)
+
+from harness.execution.setup_cache import FOLDER as SETUP_CACHE_FOLDER
+
+STOP_WAIT_S = 300  # a stopped run ends its pairs in flight (each has its own timeout)
+
+
+# the original tools' preparation, step by step, as `harness run` says each step begins
+# (`harness.execution.pair_scoring`): key -> how its `set-up:` line starts
+PREPARATION_STEPS = {
+    "baselines": "set-up: baselines:",
+    "liveness": "set-up: liveness calls",
+    "grader": "set-up: grader verdicts",
+    "coverage": "set-up: coverage:",
+}
+
+
+def step_seconds(stamped: list[tuple[float, str]]) -> dict[str, float | None]:
+    """Each preparation step's seconds, from the time its `set-up:` line came to the time the
+    next line came (None for a step the run did not say)."""
+    out: dict[str, float | None] = dict.fromkeys(PREPARATION_STEPS)
+    for (at, line), (then, _) in itertools.pairwise(stamped):
+        for key, start in PREPARATION_STEPS.items():
+            if line.startswith(start):
+                out[key] = round(then - at, 2)
+    return out
+
+
+def start_to_first_row(root: Path, plan: Path, name: str, workers: int) -> dict[str, Any]:
+    """`python -m harness run PLAN --workers N` in the project `root` (`plan` relative to
+    it, the harness `root` holds first on the path), stopped by SIGINT once a ledger under
+    results/<name>/ holds a whole row: the seconds to that row, its exit code (130 when
+    stopped; 0 when it ended first), its set-up lines and each preparation step's seconds
+    (its stderr read as it comes, each line stamped). A run that ends without a row, or
+    fails, ends the bench (SystemExit with the end of its stderr)."""
+    folders = root / "results" / name
+    before = load()
+    stamped: list[tuple[float, str]] = []
+    began = time.perf_counter()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "harness", "run", str(plan), "--workers", str(workers)],
+        cwd=root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )
+    assert process.stderr is not None
+
+    def read(stream: Any) -> None:
+        for raw in stream:
+            stamped.append((time.perf_counter() - began, raw.decode(errors="replace")))
+
+    reader = threading.Thread(target=read, args=(process.stderr,), daemon=True)
+    reader.start()
+    first = None
+    while process.poll() is None and first is None:
+        ledgers = list(folders.glob("*/ledger.jsonl"))
+        if ledgers and b"\n" in ledgers[0].read_bytes():
+            first = time.perf_counter() - began
+            process.send_signal(signal.SIGINT)
+        time.sleep(0.01)
+    code = process.wait(timeout=STOP_WAIT_S)
+    reader.join(timeout=STOP_WAIT_S)
+    said = "".join(line for _, line in stamped)
+    if first is None or code not in (0, 128 + signal.SIGINT):
+        raise SystemExit(f"harness run {plan} gave no first row (exit {code}): {said[-2000:]}")
+    done = [line.strip() for _, line in stamped if line.startswith("set-up: done")]
+    return {
+        "first_row_s": round(first, 2),
+        "exit_code": code,
+        "set_up": done[-1] if done else None,
+        "steps": set_up_steps(said),
+        "preparation_s": step_seconds(stamped),
+        "load_before": before,
+        "load_after": load(),
+    }
+
+
+def rounds_in(
+    root: Path, plan: Path, name: str, freeze_id: str, workers: int, rounds: int
+) -> list[dict[str, Any]]:
+    """`rounds` pairs of starts in the project `root`: set-up computed, then cached."""
+    cache = root / "results" / SETUP_CACHE_FOLDER / freeze_id
+    out = []
+    for number in range(1, rounds + 1):
+        entry: dict[str, Any] = {}
+        for kind in ("computed", "cached"):
+            shutil.rmtree(root / "results" / name, ignore_errors=True)
+            if kind == "computed":
+                shutil.rmtree(cache, ignore_errors=True)
+            entry[kind] = start = start_to_first_row(root, plan, name, workers)
+            print(
+                f"  round {number}, set-up {kind:<8}: first row after "
+                f"{start['first_row_s']:6.2f} s ({steps_said(start['steps'])}); "
+                f"load {start['load_before']} -> {start['load_after']}",
+                flush=True,
+            )
+            print(
+                "    preparation by step: "
+                + ", ".join(f"{k} {v} s" for k, v in start["preparation_s"].items()),
+                flush=True,
+            )
+        computed, cached = entry["computed"], entry["cached"]
+        entry["first_row_cached_over_computed"] = round(
+            cached["first_row_s"] / computed["first_row_s"], 3
+        )
+        prepared = (cached["steps"]["set_up_done_s"], computed["steps"]["set_up_done_s"])
+        entry["set_up_cached_over_computed"] = (
+            round(prepared[0] / prepared[1], 3) if None not in prepared and prepared[1] else None
+        )
+        print(
+            f"  round {number}: cached over computed, first row "
+            f"{entry['first_row_cached_over_computed']:.3f}, the original tools' preparation "
+            f"{entry['set_up_cached_over_computed']}",
+            flush=True,
+        )
+        out.append(entry)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--plan", type=Path, default=REPO / "plans" / "closed_world_all.yaml")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=2)
+    add_output_options(parser)
+    args = parser.parse_args()
+    if args.workers < 1 or args.rounds < 1:
+        print("error: --workers, --rounds: must be 1 or more; fix: give 1 or more", file=sys.stderr)
+        return 2
+    plan_path, plan, freeze_id = repository_plan(args.plan)
+    out = output_stem(f"first-row-{plan.name}-{today()}", args)
+    print(f"load average at the start: {load()} on {os.cpu_count()} CPUs", flush=True)
+    head = head_commit()
+    print(f"plan {plan.name}, freeze {freeze_id}, HEAD {head}, --workers {args.workers}")
+    with head_worktree("first-row-") as root:
+        rounds = rounds_in(
+            root, plan_path.relative_to(REPO), plan.name, freeze_id, args.workers, args.rounds
+        )
+    report = {
+        "date": today(),
+        "plan": plan.name,
+        "freeze_id": freeze_id,
+        "head": head,
+        "workers": args.workers,
+        "rounds": rounds,
+        "load_at_end": load(),
+    }
+    Path(f"{out}.json").write_text(json.dumps(report, indent=1) + "\n")
+    lines = [
+        f"# bench/first_row.py, {today()}",
+        "",
+        f"`{' '.join(['python bench/first_row.py', *sys.argv[1:]])}` at `{head}`: plan "
+        f"{plan.name}, freeze {freeze_id}, --workers {args.workers}, {os.cpu_count()} CPUs.",
+        "",
+        "| round | set-up | first row (s) | targets loaded (s) | freeze verified (s) "
+        "| original tools prepared (s) | of it: baselines, liveness, grader, coverage (s) "
+        "| load before → after |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | --- | --- |",
+    ]
+    for number, entry in enumerate(rounds, 1):
+        for kind in ("computed", "cached"):
+            start, steps = entry[kind], entry[kind]["steps"]
+            lines.append(
+                f"| {number} | {kind} | {start['first_row_s']} | {steps['targets_loaded_s']} | "
+                f"{steps['freeze_verified_s']} | {steps['set_up_done_s']} | "
+                f"{', '.join(str(v) for v in start['preparation_s'].values())} | "
+                f"{start['load_before']} → {start['load_after']} |"
+            )
+    lines += [""] + [
+        f"Round {number}: cached over computed, the first row from a fresh process "
+        f"{entry['first_row_cached_over_computed']:.3f}, the original tools' preparation "
+        f"{entry['set_up_cached_over_computed']}."
+        for number, entry in enumerate(rounds, 1)
+    ]
+    Path(f"{out}.md").write_text("\n".join(lines) + "\n")
+    print(f"wrote {out}.json and .md")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
