@@ -8,12 +8,15 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -103,12 +106,34 @@ def load() -> str:
 BARE_KINDS = ("liveness", "grader", "checker")
 
 
-def run_to_first_row(
-    argv: list[str], cwd: Path, run_folders: Path, env: dict[str, str] | None = None
-) -> tuple[float | None, float, str]:
-    """Run `python -m harness ARGV` in `cwd` as a user starts it: (seconds until a ledger
-    under `run_folders` holds a first whole row, None if none did; seconds until it exited;
-    its stderr). A failed run ends the bench (SystemExit with the end of its stderr)."""
+@dataclass
+class Started:
+    """What `start_harness` saw of one `python -m harness ...` process."""
+
+    first_row_s: float | None  # until a ledger held a first whole row (None: none did)
+    seconds: float  # until it exited
+    exit_code: int
+    stamped: list[tuple[float, str]]  # each stderr line with the seconds at which it came
+
+    @property
+    def stderr(self) -> str:
+        return "".join(line for _, line in self.stamped)
+
+
+def start_harness(
+    argv: list[str],
+    cwd: Path,
+    run_folders: Path,
+    env: dict[str, str] | None = None,
+    *,
+    stop_at_first_row: bool = False,
+) -> Started:
+    """Run `python -m harness ARGV` in `cwd` as a user starts it, watching for a first whole
+    row in a ledger under `run_folders`, its stderr read as it comes (each line stamped);
+    with `stop_at_first_row`, SIGINT is sent at that row and the run's exit code for it,
+    130, is a success. Any other failure ends the bench (SystemExit with the end of its
+    stderr)."""
+    stamped: list[tuple[float, str]] = []
     began = time.perf_counter()
     process = subprocess.Popen(
         [sys.executable, "-m", "harness", *argv],
@@ -117,18 +142,40 @@ def run_to_first_row(
         stderr=subprocess.PIPE,
         env=env,
     )
+
+    def read(stream: Any) -> None:
+        for raw in stream:
+            stamped.append((time.perf_counter() - began, raw.decode(errors="replace")))
+
+    reader = threading.Thread(target=read, args=(process.stderr,), daemon=True)
+    reader.start()
     first = None
     while process.poll() is None:
         if first is None:
             ledgers = list(run_folders.glob("*/ledger.jsonl"))
             if ledgers and b"\n" in ledgers[0].read_bytes():
                 first = time.perf_counter() - began
+                if stop_at_first_row:
+                    process.send_signal(signal.SIGINT)
+                    break
         time.sleep(0.01)
+    code = process.wait()
     seconds = time.perf_counter() - began
-    _, errors = process.communicate()
-    if process.returncode != 0:
-        raise SystemExit(f"harness {' '.join(argv)} failed: {errors.decode()[-2000:]}")
-    return first, seconds, errors.decode()
+    reader.join()
+    started = Started(first, seconds, code, stamped)
+    stopped = stop_at_first_row and first is not None and code == 128 + signal.SIGINT
+    if code != 0 and not stopped:
+        raise SystemExit(f"harness {' '.join(argv)} failed: {started.stderr[-2000:]}")
+    return started
+
+
+def run_to_first_row(
+    argv: list[str], cwd: Path, run_folders: Path, env: dict[str, str] | None = None
+) -> tuple[float | None, float, str]:
+    """`start_harness` run to its end: (seconds until a ledger under `run_folders` held a
+    first whole row, None if none did; seconds until it exited; its stderr)."""
+    started = start_harness(argv, cwd, run_folders, env)
+    return started.first_row_s, started.seconds, started.stderr
 
 
 # what `harness run` says on stderr before its first pair, with its own times: (key, the

@@ -27,11 +27,7 @@ import itertools
 import json
 import os
 import shutil
-import signal
-import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -44,14 +40,12 @@ from common import (
     output_stem,
     repository_plan,
     set_up_steps,
+    start_harness,
     steps_said,
     today,
 )
 
 from harness.execution.setup_cache import FOLDER as SETUP_CACHE_FOLDER
-
-STOP_WAIT_S = 300  # a stopped run ends its pairs in flight (each has its own timeout)
-
 
 # the original tools' preparation, step by step, as `harness run` says each step begins
 # (`harness.execution.pair_scoring`): key -> how its `set-up:` line starts
@@ -77,48 +71,26 @@ def step_seconds(stamped: list[tuple[float, str]]) -> dict[str, float | None]:
 def start_to_first_row(root: Path, plan: Path, name: str, workers: int) -> dict[str, Any]:
     """`python -m harness run PLAN --workers N` in the project `root` (`plan` relative to
     it, the harness `root` holds first on the path), stopped by SIGINT once a ledger under
-    results/<name>/ holds a whole row: the seconds to that row, its exit code (130 when
-    stopped; 0 when it ended first), its set-up lines and each preparation step's seconds
-    (its stderr read as it comes, each line stamped). A run that ends without a row, or
-    fails, ends the bench (SystemExit with the end of its stderr)."""
-    folders = root / "results" / name
+    results/<name>/ holds a whole row (`common.start_harness`): the seconds to that row,
+    its exit code (130 when stopped; 0 when it ended first), its set-up lines and each
+    preparation step's seconds. A run that ends without a row ends the bench."""
     before = load()
-    stamped: list[tuple[float, str]] = []
-    began = time.perf_counter()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "harness", "run", str(plan), "--workers", str(workers)],
-        cwd=root,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+    started = start_harness(
+        ["run", str(plan), "--workers", str(workers)],
+        root,
+        root / "results" / name,
         env={**os.environ, "PYTHONPATH": str(root)},
+        stop_at_first_row=True,
     )
-    assert process.stderr is not None
-
-    def read(stream: Any) -> None:
-        for raw in stream:
-            stamped.append((time.perf_counter() - began, raw.decode(errors="replace")))
-
-    reader = threading.Thread(target=read, args=(process.stderr,), daemon=True)
-    reader.start()
-    first = None
-    while process.poll() is None and first is None:
-        ledgers = list(folders.glob("*/ledger.jsonl"))
-        if ledgers and b"\n" in ledgers[0].read_bytes():
-            first = time.perf_counter() - began
-            process.send_signal(signal.SIGINT)
-        time.sleep(0.01)
-    code = process.wait(timeout=STOP_WAIT_S)
-    reader.join(timeout=STOP_WAIT_S)
-    said = "".join(line for _, line in stamped)
-    if first is None or code not in (0, 128 + signal.SIGINT):
-        raise SystemExit(f"harness run {plan} gave no first row (exit {code}): {said[-2000:]}")
-    done = [line.strip() for _, line in stamped if line.startswith("set-up: done")]
+    if started.first_row_s is None:
+        raise SystemExit(f"harness run {plan} gave no first row: {started.stderr[-2000:]}")
+    done = [line.strip() for _, line in started.stamped if line.startswith("set-up: done")]
     return {
-        "first_row_s": round(first, 2),
-        "exit_code": code,
+        "first_row_s": round(started.first_row_s, 2),
+        "exit_code": started.exit_code,
         "set_up": done[-1] if done else None,
-        "steps": set_up_steps(said),
-        "preparation_s": step_seconds(stamped),
+        "steps": set_up_steps(started.stderr),
+        "preparation_s": step_seconds(started.stamped),
         "load_before": before,
         "load_after": load(),
     }

@@ -23,6 +23,7 @@ def _bench_module(script: str):
         spec = importlib.util.spec_from_file_location(f"bench_{script[:-3]}", BENCH / script)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # as an import would (dataclasses look it up)
         spec.loader.exec_module(module)
     finally:
         sys.path.remove(str(BENCH))
