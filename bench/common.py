@@ -127,16 +127,19 @@ def start_harness(
     env: dict[str, str] | None = None,
     *,
     stop_at_first_row: bool = False,
+    profile: Path | None = None,
 ) -> Started:
     """Run `python -m harness ARGV` in `cwd` as a user starts it, watching for a first whole
     row in a ledger under `run_folders`, its stderr read as it comes (each line stamped);
     with `stop_at_first_row`, SIGINT is sent at that row and the run's exit code for it,
-    130, is a success. Any other failure ends the bench (SystemExit with the end of its
-    stderr)."""
+    130, is a success. With `profile`, the harness runs under `python -m cProfile -o
+    PROFILE` (which ends with 0 where the harness exits). Any other failure ends the bench
+    (SystemExit with the end of its stderr)."""
     stamped: list[tuple[float, str]] = []
+    profiled = [] if profile is None else ["-m", "cProfile", "-o", str(profile)]
     began = time.perf_counter()
     process = subprocess.Popen(
-        [sys.executable, "-m", "harness", *argv],
+        [sys.executable, *profiled, "-m", "harness", *argv],
         cwd=cwd,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

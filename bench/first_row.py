@@ -3,6 +3,7 @@
 less than a tenth of the uncached set-up time).
 
     python bench/first_row.py [--plan plans/closed_world_all.yaml] [--workers 2] [--rounds 2]
+                              [--profile 25]
 
 `bench/overhead.py` times this on a 25-pair slice in a throwaway project; this starts a
 repository plan as a user does, `python -m harness run PLAN --workers N`, in a detached git
@@ -16,8 +17,11 @@ the first; a later round's computed start finds it warm as well.
 Prints, with the load average beside each start: the seconds from the start to the first
 row, and the run's own `set-up:` lines (targets loaded, the freeze verified, the original
 tools prepared); per round, cached over computed for the first row from a fresh process and
-for the original tools' preparation alone. Writes results/bench/first-row-<plan>-<date>.json
-and .md.
+for the original tools' preparation alone. With `--profile N`, one more start, its set-up
+cached, runs under cProfile (`python -m cProfile -o FILE -m harness run ...`) and the N
+functions of the harness with the most cumulative seconds in it are given: where a cached
+start's time goes, to compare before and after a change (cProfile slows what it times, so
+only its own proportions count). Writes results/bench/first-row-<plan>-<date>.json and .md.
 """
 
 from __future__ import annotations
@@ -26,8 +30,10 @@ import argparse
 import itertools
 import json
 import os
+import pstats
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +51,7 @@ from common import (
     today,
 )
 
+import harness
 from harness.execution.setup_cache import FOLDER as SETUP_CACHE_FOLDER
 
 # the original tools' preparation, step by step, as `harness run` says each step begins
@@ -68,12 +75,15 @@ def step_seconds(stamped: list[tuple[float, str]]) -> dict[str, float | None]:
     return out
 
 
-def start_to_first_row(root: Path, plan: Path, name: str, workers: int) -> dict[str, Any]:
+def start_to_first_row(
+    root: Path, plan: Path, name: str, workers: int, profile: Path | None = None
+) -> dict[str, Any]:
     """`python -m harness run PLAN --workers N` in the project `root` (`plan` relative to
     it, the harness `root` holds first on the path), stopped by SIGINT once a ledger under
-    results/<name>/ holds a whole row (`common.start_harness`): the seconds to that row,
-    its exit code (130 when stopped; 0 when it ended first), its set-up lines and each
-    preparation step's seconds. A run that ends without a row ends the bench."""
+    results/<name>/ holds a whole row (`common.start_harness`, under cProfile writing to
+    `profile` when given): the seconds to that row, its exit code (130 when stopped; 0
+    when it ended first, or ran under cProfile), its set-up lines and each preparation
+    step's seconds. A run that ends without a row ends the bench."""
     before = load()
     started = start_harness(
         ["run", str(plan), "--workers", str(workers)],
@@ -81,6 +91,7 @@ def start_to_first_row(root: Path, plan: Path, name: str, workers: int) -> dict[
         root / "results" / name,
         env={**os.environ, "PYTHONPATH": str(root)},
         stop_at_first_row=True,
+        profile=profile,
     )
     if started.first_row_s is None:
         raise SystemExit(f"harness run {plan} gave no first row: {started.stderr[-2000:]}")
@@ -138,15 +149,64 @@ def rounds_in(
     return out
 
 
+def profiled_start(root: Path, plan: Path, name: str, workers: int, count: int) -> dict[str, Any]:
+    """One more start in `root`, its set-up cached (the last round's; on Python 3.11 a set-up
+    that records coverage cannot run under cProfile, as both are `sys.setprofile` hooks),
+    under cProfile: what
+    `start_to_first_row` gives, and the `count` functions of the harness it ran (`root`'s
+    own, else the installed one, as the start's path finds it) with the most cumulative
+    seconds, each with its calls and own seconds."""
+    shutil.rmtree(root / "results" / name, ignore_errors=True)
+    package = root / "harness"
+    if not package.is_dir():
+        package = Path(harness.__file__).resolve().parent
+    with tempfile.TemporaryDirectory(prefix="first-row-profile-") as tmp:
+        path = Path(tmp) / "harness.prof"
+        start = start_to_first_row(root, plan, name, workers, profile=path)
+        start["profile"] = harness_functions(path, package, count)
+    return start
+
+
+def harness_functions(path: Path, package: Path, count: int) -> list[dict[str, Any]]:
+    """The `count` functions defined under the folder `package` with the most cumulative
+    seconds in the cProfile file `path` (ties by name), each named by its file relative to
+    the folder holding `package`."""
+    found = []
+    stats: dict[tuple[str, int, str], tuple[Any, ...]] = pstats.Stats(str(path)).stats
+    for (file, line, function), (_, calls, own, cumulative, _) in stats.items():
+        if not Path(file).is_relative_to(package):
+            continue
+        found.append(
+            {
+                "function": f"{Path(file).relative_to(package.parent)}:{line}({function})",
+                "calls": calls,
+                "own_s": round(own, 3),
+                "cumulative_s": round(cumulative, 3),
+            }
+        )
+    return sorted(found, key=lambda row: (-row["cumulative_s"], row["function"]))[:count]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--plan", type=Path, default=REPO / "plans" / "closed_world_all.yaml")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument(
+        "--profile",
+        type=int,
+        default=0,
+        metavar="N",
+        help="one more start, its set-up cached, under cProfile: give the harness's N "
+        "functions with the most cumulative seconds (0, the default: no such start)",
+    )
     add_output_options(parser)
     args = parser.parse_args()
     if args.workers < 1 or args.rounds < 1:
         print("error: --workers, --rounds: must be 1 or more; fix: give 1 or more", file=sys.stderr)
+        return 2
+    if args.profile < 0:
+        print("error: --profile: must be 0 or more; fix: give 0 or more", file=sys.stderr)
         return 2
     plan_path, plan, freeze_id = repository_plan(args.plan)
     out = output_stem(f"first-row-{plan.name}-{today()}", args)
@@ -154,9 +214,25 @@ def main() -> int:
     head = head_commit()
     print(f"plan {plan.name}, freeze {freeze_id}, HEAD {head}, --workers {args.workers}")
     with head_worktree("first-row-") as root:
-        rounds = rounds_in(
-            root, plan_path.relative_to(REPO), plan.name, freeze_id, args.workers, args.rounds
+        relative = plan_path.relative_to(REPO)
+        rounds = rounds_in(root, relative, plan.name, freeze_id, args.workers, args.rounds)
+        profiled = (
+            profiled_start(root, relative, plan.name, args.workers, args.profile)
+            if args.profile
+            else None
         )
+    if profiled is not None:
+        print(
+            f"  under cProfile, set-up cached: first row after {profiled['first_row_s']:.2f} s; "
+            f"load {profiled['load_before']} -> {profiled['load_after']}",
+            flush=True,
+        )
+        for row in profiled["profile"]:
+            print(
+                f"    {row['cumulative_s']:8.3f} s cumulative, {row['own_s']:7.3f} s own, "
+                f"{row['calls']:>8} calls  {row['function']}",
+                flush=True,
+            )
     report = {
         "date": today(),
         "plan": plan.name,
@@ -164,6 +240,7 @@ def main() -> int:
         "head": head,
         "workers": args.workers,
         "rounds": rounds,
+        "profiled": profiled,
         "load_at_end": load(),
     }
     Path(f"{out}.json").write_text(json.dumps(report, indent=1) + "\n")
@@ -193,6 +270,21 @@ def main() -> int:
         f"{entry['set_up_cached_over_computed']}."
         for number, entry in enumerate(rounds, 1)
     ]
+    if profiled is not None:
+        lines += [
+            "",
+            f"One more start, its set-up cached, under cProfile: first row after "
+            f"{profiled['first_row_s']} s (load {profiled['load_before']} → "
+            f"{profiled['load_after']}; cProfile slows what it times). The harness's "
+            f"{len(profiled['profile'])} functions with the most cumulative seconds:",
+            "",
+            "| function | calls | own (s) | cumulative (s) |",
+            "| --- | ---: | ---: | ---: |",
+            *(
+                f"| `{row['function']}` | {row['calls']} | {row['own_s']} | {row['cumulative_s']} |"
+                for row in profiled["profile"]
+            ),
+        ]
     Path(f"{out}.md").write_text("\n".join(lines) + "\n")
     print(f"wrote {out}.json and .md")
     return 0

@@ -278,7 +278,7 @@ def test_first_row_stops_each_start_at_its_first_row_and_the_second_reads_the_se
     first_row = _bench_module("first_row.py")
     root = project(tmp_path, per_operator=2)
     drawn_and_frozen(root)
-    freeze_id = json.loads((root / "plans" / "small.freeze.json").read_text())["freeze_id"]
+    freeze_id = freeze_id_of(root)
     said: list[str] = []
     real = first_row.start_to_first_row
 
@@ -326,3 +326,37 @@ def test_first_row_stops_each_start_at_its_first_row_and_the_second_reads_the_se
     prepared = cached["steps"]["set_up_done_s"], computed["steps"]["set_up_done_s"]
     if prepared[1]:  # "done in 0.0 s" on a fast machine leaves no ratio
         assert entry["set_up_cached_over_computed"] == round(prepared[0] / prepared[1], 3)
+
+
+def test_first_row_profiles_a_cached_start_and_names_the_harness_functions_it_timed(
+    tmp_path: Path,
+) -> None:
+    """bench/first_row.py --profile's start on a scratch project (the toy plan, frozen, 1
+    worker): it runs under cProfile to a first row, and the functions it names are the
+    harness's own, most cumulative seconds first, the set-up among them, run once."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from test_runner import drawn_and_frozen, project
+
+    first_row = _bench_module("first_row.py")
+    root = project(tmp_path, per_operator=2)
+    drawn_and_frozen(root)
+    # a round first, as the bench runs them: the profiled start reads the set-up it cached
+    # (on 3.11 the coverage recorder is a sys.setprofile hook, which cProfile's would replace)
+    first_row.rounds_in(root, Path("plans/small.yaml"), "small", freeze_id_of(root), 1, 1)
+    start = first_row.profiled_start(root, Path("plans/small.yaml"), "small", 1, 400)
+    assert start["exit_code"] == 0 and start["first_row_s"] > 0  # cProfile ends with 0
+    ledger = next((root / "results" / "small").glob("*/ledger.jsonl"))
+    assert ledger.read_bytes().count(b"\n") >= 1
+    found = start["profile"]
+    assert 0 < len(found) <= 400
+    assert all(row["function"].startswith("harness/") for row in found), found[:3]
+    seconds = [row["cumulative_s"] for row in found]
+    assert seconds == sorted(seconds, reverse=True)
+    (context,) = [row for row in found if row["function"].endswith("(complete_context)")]
+    assert context["calls"] == 1 and 0 <= context["own_s"] <= context["cumulative_s"]
+    (execute,) = [row for row in found if row["function"].endswith("(execute)")]
+    assert execute["cumulative_s"] >= context["cumulative_s"]
+
+
+def freeze_id_of(root: Path) -> str:
+    return json.loads((root / "plans" / "small.freeze.json").read_text())["freeze_id"]
