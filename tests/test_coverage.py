@@ -17,6 +17,7 @@ from harness.execution.coverage import (
     NOTHING,
     ClockWindow,
     CodeNames,
+    OriginalHeads,
     Reuse,
     ToolCoverage,
     definition_unchanged,
@@ -29,7 +30,7 @@ from harness.execution.coverage import (
 from harness.execution.ledger import LedgerRow, read_rows
 from harness.execution.plan import ArmSpec
 from harness.mutation.model import FunctionSite
-from harness.mutation.sites import function_source, tool_sites
+from harness.mutation.sites import function_source, site_key, tool_sites
 from harness.targets.registry import load_target
 
 
@@ -116,6 +117,28 @@ def test_only_body_changes_of_undecorated_functions_may_be_reused() -> None:
     docstring = original[:start] + "Changed. " + original[start:]
     assert not definition_unchanged(site, docstring, root)
     assert not definition_unchanged(site, "def deposit(:\n", root)
+
+
+def test_each_original_is_read_once_when_the_caller_keeps_the_heads(tmp_path: Path) -> None:
+    """A pool mutates the same function many times: with `originals`, the original is read
+    and parsed once, and every answer is the one a fresh read gives."""
+    site = toy_site("deposit", "deposit")
+    root = Path(load_target("toy_domain").adapter.source_root())
+    copy = tmp_path / site.file
+    copy.parent.mkdir(parents=True)
+    copy.write_text((root / site.file).read_text(encoding="utf-8"), encoding="utf-8")
+    original = function_source(site, tmp_path)
+    body_only = original.replace("amount <= 0", "amount < 0")
+    renamed = original.replace("def deposit(", "def deposit_(", 1)
+    originals: OriginalHeads = {}
+    assert definition_unchanged(site, body_only, tmp_path, originals)
+    assert not definition_unchanged(site, renamed, tmp_path, originals)
+    assert list(originals) == [(str(tmp_path), site_key(site))]
+    copy.unlink()  # from here on, a read fails: only the kept head can answer
+    assert not definition_unchanged(site, body_only, tmp_path)
+    assert definition_unchanged(site, body_only, tmp_path, originals)
+    assert not definition_unchanged(site, renamed, tmp_path, originals)
+    assert not definition_unchanged(site, "@staticmethod\n" + original, tmp_path, originals)
 
 
 # --- the reuse rules ----------------------------------------------------------------------------

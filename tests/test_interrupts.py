@@ -173,23 +173,24 @@ def test_ctrl_c_and_sigterm_stop_with_one_line(tmp_path, monkeypatch, cleanup, s
     assert f"set-up: freeze {run_dir.name} verified: " in said, err
     # the set-up of the stopped start is in run.json, kept though the run never ended
     (first,) = json.loads((run_dir / "run.json").read_text())["setup"]
-    assert first["computed"] == {"baseline": 2, "coverage": 2, "observations": 2}, first
+    assert first["computed"] == {"baseline": 2, "coverage": 2, "observations": 2, "reuse": 2}, first
     assert first["stored"] == first["computed"] and not first["from_cache"], first
     resumed = harness("run", "plans/small.yaml", cwd=root, timeout=120)
     again = json.loads((run_dir / "run.json").read_text())["setup"]
     assert again[0] == first and len(again) == 2, again
     # the resume prepares only the pair left (its tool): from the run folder's baseline.json
-    # and coverage.json and the freeze's set-up cache, nothing computed
+    # and coverage.json and the freeze's set-up cache (its pair's reuse among those stored
+    # by the first start for its tool), nothing computed
     assert again[1]["computed"] == {} and again[1]["refused"] == {}, again[1]
     assert again[1]["from_run_folder"] == {"baseline": 1, "coverage": 1}, again[1]
-    assert again[1]["from_cache"] == {"observations": 1}, again[1]
+    assert again[1]["from_cache"] == {"observations": 1, "reuse": 1}, again[1]
     assert "1 pairs scored now, 1 already in the ledger" in " ".join(resumed.stdout.split())
     told = " ".join(resumed.stderr.split())
     assert "scoring 1 of 2 pairs, 1 already in the ledger;" in told, resumed.stderr
     assert "scoring: 2 of 2 pairs, - pairs/s, ETA -:--:--, timeout=1" in told, resumed.stderr
     assert "set-up: baselines: the checker on each original tool (1 tool of 1 target)" in told
     assert re.search(
-        r"set-up: done in \d+\.\d s; observations 1 from the set-up cache; "
+        r"set-up: done in \d+\.\d s; observations 1, reuse 1 from the set-up cache; "
         r"baseline 1, coverage 1 from the run folder",
         told,
     ), resumed.stderr

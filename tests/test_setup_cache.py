@@ -20,6 +20,7 @@ import pytest
 from test_runner import comparable, drawn_and_frozen, harness, ledger, project
 
 from harness.execution import pair_scoring
+from harness.execution.coverage import NOTHING, Reuse
 from harness.execution.pair_scoring import _shared_observations
 from harness.execution.setup_cache import FOLDER, SetupCache, shared, unshared
 
@@ -51,13 +52,15 @@ def cached_project(tmp_path_factory) -> tuple[Path, list[dict]]:
 
 def test_a_rerun_takes_the_set_up_from_the_cache_with_identical_rows(cached_project) -> None:
     root, rows = cached_project
-    for kind in ("baseline", "observations", "coverage"):
+    for kind in ("baseline", "observations", "coverage", "reuse"):
         assert _entries(root, kind), kind  # one entry per tool of the pairs
     stamps = {p: p.stat().st_mtime_ns for p in (root / "results" / FOLDER).rglob("*.json")}
+    obtained = _how_obtained(ledger(root))
     shutil.rmtree(root / "results" / "small")  # the run folder and its own caches
     again = _run(root)
     assert not refusals(again.stderr), again.stderr
     assert comparable(ledger(root)) == rows
+    assert _how_obtained(ledger(root)) == obtained  # each pair's reuse, read back
     # nothing was recomputed, so nothing was rewritten
     assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
     # and run.json says so: every entry the first run computed and stored, read back
@@ -65,8 +68,94 @@ def test_a_rerun_takes_the_set_up_from_the_cache_with_identical_rows(cached_proj
     (setup,) = json.loads((folder / "run.json").read_text())["setup"]
     assert setup["computed"] == {} and setup["stored"] == {} and setup["refused"] == {}
     assert setup["from_cache"] == {k: len(_entries(root, k)) for k in setup["from_cache"]}
-    assert {"baseline", "observations", "coverage"} <= set(setup["from_cache"])
+    assert {"baseline", "observations", "coverage", "reuse"} <= set(setup["from_cache"])
     assert setup["cache"] == f"results/{FOLDER}/{folder.name}"
+
+
+def _how_obtained(rows) -> list[tuple[str, bool, int]]:
+    """Each row's pair, whether it was scored from the original alone, and its reused runs."""
+    return sorted((r.pair_id, r.skipped_by_coverage, r.reused_runs) for r in rows)
+
+
+# toy pairs some of which take runs from the original (`download`'s helpers that its first
+# liveness calls never start): 78 pairs, 9 of them with reused runs, in 4 s
+REUSING_PLAN = """
+schema_version: 1
+name: small
+description: a plan some of whose pairs take runs from the original, for tests
+seed: 7
+timeout_seconds: 20
+liveness_probes_per_tool: 4
+arms:
+  - name: toy-open
+    kind: open_world
+    target: toy_domain
+    tools: [download, deposit]
+    operators: [MM-call_arg, MM-string]
+    draw: all
+"""
+
+
+def test_each_pairs_reuse_is_read_back_and_an_entry_missing_a_pair_is_worked_out_again(
+    tmp_path: Path,
+) -> None:
+    """A rerun takes each pair's reuse from the cache, and its rows are obtained as the first
+    run's were. A tool's entry holds the pairs of the run that stored it: one stored by a
+    resume (fewer pairs) does not serve a whole run, which works the reuse out again,
+    neither taking nor refusing the entry, with the same rows obtained the same way."""
+    root = tmp_path / "small"
+    (root / "plans").mkdir(parents=True)
+    (root / "plans" / "small.yaml").write_text(REUSING_PLAN)
+    drawn_and_frozen(root)
+    _run(root)
+    rows, obtained = comparable(ledger(root)), _how_obtained(ledger(root))
+    assert sum(reused > 0 for _, _, reused in obtained) >= 5  # the reuse is put to the test
+    shutil.rmtree(root / "results" / "small")
+    _run(root)
+    assert _setup(root)["from_cache"]["reuse"] == len(_entries(root, "reuse")) == 2
+    assert comparable(ledger(root)) == rows and _how_obtained(ledger(root)) == obtained
+    (run,) = (root / "results" / "small").iterdir()
+    lines = (run / "ledger.jsonl").read_bytes().splitlines(keepends=True)
+    (run / "ledger.jsonl").write_bytes(b"".join(lines[: len(lines) // 2]))
+    for path in _entries(root, "reuse"):
+        path.unlink()
+    _run(root)  # the resume stores each tool's entry for the pairs it had left
+    stored = {pair_id for path in _entries(root, "reuse") for pair_id in _entry(path)["value"]}
+    assert 0 < len(stored) < len(rows)
+    shutil.rmtree(root / "results" / "small")
+    again = _run(root)
+    assert not refusals(again.stderr), again.stderr
+    setup = _setup(root)
+    assert setup["computed"].get("reuse") == len(_entries(root, "reuse"))
+    assert "reuse" not in setup["from_cache"] and "reuse" not in setup["refused"]
+    assert comparable(ledger(root)) == rows and _how_obtained(ledger(root)) == obtained
+
+
+def _setup(root: Path) -> dict:
+    """The one start's `setup` entry of the run folder's run.json."""
+    (folder,) = (root / "results" / "small").iterdir()
+    (setup,) = json.loads((folder / "run.json").read_text())["setup"]
+    return setup
+
+
+def test_a_pairs_reuse_reads_back_as_it_was_stored_and_nothing_else_decodes() -> None:
+    table = {
+        "p1": Reuse(2, 1, frozenset({"t2", "t1"}), True),
+        "p2": NOTHING,
+        "p3": Reuse(0, 0, frozenset({"t1"}), False),
+    }
+    stored = pair_scoring._reuse_entries(table)
+    assert stored["p1"] == [2, 1, ["t1", "t2"], True]
+    assert pair_scoring._reuse_table(json.loads(json.dumps(stored))) == table
+    for bad in (
+        [],
+        {"p": [True, 0, [], False]},  # a count that is a bool
+        {"p": [0, 0, [1], False]},  # a task that is not a name
+        {"p": [0, 0, [], 0]},  # a checker flag that is not a bool
+        {"p": [0, 0, []]},
+    ):
+        with pytest.raises(ValueError):
+            pair_scoring._reuse_table(bad)
 
 
 def test_a_tampered_entry_is_refused_recomputed_and_named(cached_project) -> None:
@@ -135,6 +224,7 @@ def warm_up(*args, **kwargs):
 pair_scoring._warm_up = warm_up
 pair_scoring.observe = counted("observe", pair_scoring.observe)
 pair_scoring._record = counted("record", pair_scoring._record)
+pair_scoring._reuse = counted("reuse", pair_scoring._reuse)
 ReferenceChecker.check = counted("check", ReferenceChecker.check)
 result = execute(Path(sys.argv[1]), workers=1)
 print(json.dumps({"ran": ran, "skipped": result.skipped, "scored": result.scored}))

@@ -66,7 +66,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from harness.mutation.model import FunctionSite
-from harness.mutation.sites import function_source
+from harness.mutation.sites import function_source, site_key
 
 COVERAGE_SCHEMA_VERSION = 1
 _MONITORING_TOOL = 4  # a sys.monitoring tool id debuggers (0-2) and coverage.py (3) leave free
@@ -255,28 +255,57 @@ class Reuse:
 NOTHING = Reuse(0, 0, frozenset(), False)
 
 
-def definition_unchanged(site: FunctionSite, mutated_source: str, root: Path) -> bool:
+@dataclass(frozen=True)
+class DefinitionHead:
+    """What defining a function evaluates besides its body: its kind, name, parameters
+    (defaults and annotations included), return annotation and docstring."""
+
+    kind: type
+    name: str
+    args: str
+    returns: str | None
+    docstring: str | None
+
+    @classmethod
+    def of(cls, source: str) -> DefinitionHead | None:
+        """The head of the function `source` defines first; None when that is not an
+        undecorated function (or `source` does not parse)."""
+        try:
+            node = ast.parse(source).body[0]
+        except (SyntaxError, IndexError):
+            return None
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or node.decorator_list:
+            return None
+        return cls(
+            type(node),
+            node.name,
+            ast.dump(node.args),
+            ast.dump(node.returns) if node.returns else None,
+            ast.get_docstring(node, clean=False),
+        )
+
+
+OriginalHeads = dict[tuple[str, tuple[str, str, int]], DefinitionHead | None]
+
+
+def definition_unchanged(
+    site: FunctionSite, mutated_source: str, root: Path, originals: OriginalHeads | None = None
+) -> bool:
     """True when the mutant changes only the function's body (docstring aside) and the
     original has no decorator: defining the mutant evaluates what defining the original
-    did, and nothing else."""
-    try:
-        original = ast.parse(function_source(site, root)).body[0]
-        mutated = ast.parse(mutated_source).body[0]
-    except (SyntaxError, OSError, IndexError):
-        return False
-    if not isinstance(original, ast.FunctionDef | ast.AsyncFunctionDef):
-        return False
-    if type(mutated) is not type(original) or original.decorator_list or mutated.decorator_list:
-        return False
-    if mutated.name != original.name:
-        return False
-
-    def head(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, str | None]:
-        return ast.dump(node.args), ast.dump(node.returns) if node.returns else None
-
-    if head(original) != head(mutated):  # type: ignore[arg-type]
-        return False
-    return ast.get_docstring(original, clean=False) == ast.get_docstring(mutated, clean=False)
+    did, and nothing else. `originals` keeps each original's head once read, for a caller
+    asking of many mutants of the same functions."""
+    key = (str(root), site_key(site))
+    if originals is not None and key in originals:
+        original = originals[key]
+    else:
+        try:
+            original = DefinitionHead.of(function_source(site, root))
+        except OSError:
+            original = None
+        if originals is not None:
+            originals[key] = original
+    return original is not None and DefinitionHead.of(mutated_source) == original
 
 
 def reuse_for(

@@ -18,6 +18,7 @@ import platform
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -28,6 +29,7 @@ from harness.execution.coverage import (
     ClockWindow,
     CodeNames,
     EvaluationCoverage,
+    OriginalHeads,
     Reuse,
     ToolCoverage,
     definition_unchanged,
@@ -59,7 +61,7 @@ from harness.execution.negative_controls import patched_contract
 from harness.execution.plan import Plan
 from harness.execution.recorded_calls import attach_probes
 from harness.execution.run_folder import read_verified_json, record_digest
-from harness.execution.setup_cache import SetupCache, calls_digest, shared, unshared
+from harness.execution.setup_cache import SetupCache, content_digest, shared, unshared
 from harness.targets.adapter import GraderAdapter, SplitGrader, splits
 from harness.targets.equality import canonical_equal
 from harness.targets.registry import Target, load_target
@@ -310,7 +312,7 @@ def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None
     for name, tool in keys:
         calls = ctx.corpus.liveness.get(name, {}).get(tool)
         if (name, tool) not in ctx.observations and calls is not None:
-            parts = {"target": name, "tool": tool, "calls": calls_digest(calls)}
+            parts = {"target": name, "tool": tool, "calls": content_digest(calls)}
             found = _cached(ctx, "observations", parts, _observations)
             if found is not None:
                 found = _relinked(found, _pristine(pristine, ctx.targets[name]))
@@ -576,7 +578,8 @@ def complete_coverage(
     path: Path | None,
 ) -> None:
     """The record of each tool's leading runs (cached in `path` when given, with the
-    evaluations' records), and each pair's `Reuse` (`harness.execution.coverage`)."""
+    evaluations' records), and each pair's `Reuse` (`harness.execution.coverage`, cached in
+    the set-up cache)."""
     from harness.checker import ReferenceChecker
 
     sites: dict[tuple[str, str], set[str]] = {}
@@ -615,26 +618,81 @@ def complete_coverage(
         ).model_dump(mode="json")
     if path is not None:
         _write_json(path, cached)
-    # only the reference checker reads nothing of a tool but what executing it does
+    # a pair's reuse follows from its tool's record above, the pair and the freeze: cached
+    # by content like the rest, one entry per tool holding each pair of it in the run that
+    # stored it (a resume asks for fewer)
     checker_reusable = isinstance(ctx.checker, ReferenceChecker)
+    by_tool: dict[tuple[str, str], list[DrawnPair]] = {}
     for pair in pairs:
-        mutant, adapter = pair.mutant, ctx.targets[pair.mutant.target].adapter
-        if pair.contract_patch is not None:  # a negative control: the checker's contract differs
-            continue
-        root = Path(adapter.source_root())
-        if not definition_unchanged(mutant.site, mutant.mutated_source, root):
-            continue
-        tasks = _grader_tasks(adapter, pair.tool)
-        evaluations = {task: ctx.evaluations.get((mutant.target, task)) for task in tasks}
-        reuse = reuse_for(
-            ctx.coverage[(mutant.target, pair.tool)],
-            mutant.site,
-            tasks,
-            evaluations,
-            checker_reusable,
-        )
-        if reuse != NOTHING:
-            ctx.reuse[pair.pair_id] = reuse
+        by_tool.setdefault((pair.mutant.target, pair.tool), []).append(pair)
+    originals: OriginalHeads = {}  # a pool mutates each function many times: each read once
+    for (name, tool), its in by_tool.items():
+        adapter = ctx.targets[name].adapter
+        tasks = _grader_tasks(adapter, tool)
+        evaluations = {task: ctx.evaluations.get((name, task)) for task in tasks}
+        inputs = {
+            "record": cached["tools"][f"{name}:{tool}"],
+            "tasks": tasks,
+            "evaluations": [None if e is None else sorted(e) for e in evaluations.values()],
+            "reference_checker": checker_reusable,
+        }
+        parts = {"checker": ctx.checker_label(), "target": name, "tool": tool}
+        parts["inputs"] = content_digest(inputs)  # what the reuse follows from, beside the freeze
+        table = _cached(ctx, "reuse", parts, _reuse_table, partial(_holds_each, its))
+        if table is None:
+            given = (Path(adapter.source_root()), originals, tasks, evaluations, checker_reusable)
+            table = {pair.pair_id: _reuse(ctx, pair, *given) for pair in its}
+            _tally(ctx, "computed", "reuse")
+            _store(ctx, "reuse", parts, table, _reuse_entries)
+        ctx.reuse.update((p.pair_id, table[p.pair_id]) for p in its if table[p.pair_id] != NOTHING)
+
+
+def _holds_each(pairs: list[DrawnPair], table: dict[str, Reuse]) -> bool:
+    return all(pair.pair_id in table for pair in pairs)
+
+
+def _reuse(
+    ctx: RunContext,
+    pair: DrawnPair,
+    root: Path,
+    originals: OriginalHeads,
+    tasks: list[str],
+    evaluations: dict[str, frozenset[str] | None],
+    checker_reusable: bool,
+) -> Reuse:
+    """What one pair of a tool whose grader `tasks` are given may take from the original
+    (`harness.execution.coverage`)."""
+    if pair.contract_patch is not None:  # a negative control: the checker's contract differs
+        return NOTHING
+    mutant = pair.mutant
+    if not definition_unchanged(mutant.site, mutant.mutated_source, root, originals):
+        return NOTHING
+    coverage = ctx.coverage[(mutant.target, pair.tool)]
+    return reuse_for(coverage, mutant.site, tasks, evaluations, checker_reusable)
+
+
+def _reuse_entries(reuse: dict[str, Reuse]) -> dict[str, list[Any]]:
+    return {
+        pair_id: [r.observations, r.grades, sorted(r.evaluations), r.checker]
+        for pair_id, r in reuse.items()
+    }
+
+
+def _reuse_table(value: Any) -> dict[str, Reuse]:
+    if not isinstance(value, dict):
+        raise ValueError("not a table of reuse")
+    out = {}
+    for pair_id, entry in value.items():
+        match entry:
+            case [int(observations), int(grades), list(evaluations), bool(checker)] if (
+                all(isinstance(task, str) for task in evaluations)
+                and not isinstance(observations, bool)
+                and not isinstance(grades, bool)
+            ):
+                out[pair_id] = Reuse(observations, grades, frozenset(evaluations), checker)
+            case _:
+                raise ValueError(f"not a pair's reuse: {pair_id}")
+    return out
 
 
 def _grader_tasks(adapter: Any, tool: str) -> list[str]:

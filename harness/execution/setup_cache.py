@@ -1,6 +1,7 @@
 """Set-up once per freeze: what a run prepares on the ORIGINAL tools before its first row
 (baseline verdicts, liveness observations, grader verdicts and, with coverage-guided
-scoring, the coverage records and evaluation fingerprints), kept by content under
+scoring, the coverage records, evaluation fingerprints and each pair's reuse), kept by
+content under
 `results/.setup-cache/<freeze id>/`, so a rerun, a resume or `--checker` on the same freeze
 skips it.
 
@@ -10,7 +11,8 @@ its liveness calls, the harness code that scores pairs, the package versions), a
 starts only after verifying it (a post-hoc run's id is that of its current inputs). Each
 entry's key adds what else it depends on: the kind, the target, the tool or task, the
 liveness calls themselves, and the checker for what the checker computed (baselines and
-coverage records, which include the checker's run). One file per entry, named by the
+coverage records, which include the checker's run, and the reuse that follows from them,
+keyed by the run's pair ids and the records' SHA-256). One file per entry, named by the
 SHA-256 of its key and written whole (`atomic.write_bytes`): a first line of JSON holding
 the key and the SHA-256 of the value's bytes, and a second holding the value as canonical
 JSON (sorted keys, no spaces), so the digest is checked on the bytes read instead of on the
@@ -143,9 +145,10 @@ class SetupCache:
         return None
 
 
-def calls_digest(calls: list[Any]) -> str:
-    """The SHA-256 of a tool's liveness calls, part of its observations' key."""
-    return hashlib.sha256(_canonical(calls)).hexdigest()
+def content_digest(value: Any) -> str:
+    """The SHA-256 of `value` as canonical JSON: a key's part for a large input (a tool's
+    liveness calls, the coverage record a pair's reuse follows from)."""
+    return hashlib.sha256(_canonical(value)).hexdigest()
 
 
 # A state's parts down to this depth are written as references to a table of distinct
