@@ -360,3 +360,34 @@ def test_first_row_profiles_a_cached_start_and_names_the_harness_functions_it_ti
 
 def freeze_id_of(root: Path) -> str:
     return json.loads((root / "plans" / "small.freeze.json").read_text())["freeze_id"]
+
+
+def test_same_rows_says_how_each_row_was_obtained_apart_from_the_identity(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """bench/same_rows.py: two ledgers whose rows say the same but two of which were obtained
+    otherwise (runs reused, one scored from the original alone) are identical, exit 0, and
+    the line on how rows were obtained counts each difference."""
+    from harness.execution.ledger import read_rows
+
+    fixture = Path(__file__).resolve().parent / "fixtures" / "example_run" / "ledger.jsonl"
+    rows = list(read_rows(fixture))
+    changed = [
+        rows[0].model_copy(update={"reused_runs": 3}),
+        rows[1].model_copy(update={"skipped_by_coverage": True, "reused_runs": 5}),
+        *rows[2:],
+    ]
+    for name, ledger in (("old", rows), ("new", changed)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "ledger.jsonl").write_text(
+            "".join(row.model_dump_json() + "\n" for row in ledger)
+        )
+    same_rows = _bench_module("same_rows.py")
+    assert same_rows.main([str(tmp_path / "old"), str(tmp_path / "new")]) == 0
+    said = capsys.readouterr().out.splitlines()
+    assert said[-2] == "IDENTICAL"
+    assert said[-1] == (
+        f"obtained the same way: {len(rows) - 2} of {len(rows)}; "
+        "old: 0 with reused runs, 0 from the original alone; "
+        "new: 2 with reused runs, 1 from the original alone"
+    )
