@@ -185,6 +185,55 @@ def test_a_package_version_other_than_the_frozen_one_warns_and_strict_refuses(tm
     assert done.returncode == 0 and "warning: pydantic: package_versions" in done.stderr
 
 
+def test_the_freeze_commit_is_the_oldest_carrying_the_id_and_few_records_are_read(
+    tmp_path, monkeypatch
+):
+    """`freeze_commit` starts its walk where git's pickaxe first sees the id named: the
+    answer is the oldest commit whose record carries the id, even when an older record
+    names it elsewhere (so the commit that first carries it changed no count), and the
+    newest freeze costs one record read, not one per commit of the record's history."""
+    from harness.execution import history
+
+    repository(tmp_path)
+    record = tmp_path / "plans" / "p.freeze.json"
+    record.parent.mkdir()
+    commits = []
+    for text in (
+        {"freeze_id": "aaaa000000000000"},
+        {"freeze_id": "bbbb000000000000", "note": "cccc000000000000"},  # names c, carries b
+        {"freeze_id": "cccc000000000000"},  # carries c: c's count is 1 before and after
+        {"freeze_id": "dddd000000000000"},
+        {"freeze_id": "cccc000000000000", "again": True},
+        {"freeze_id": "eeee000000000000"},
+    ):
+        record.write_text(json.dumps(text))
+        git(tmp_path, "add", "plans")
+        git(tmp_path, "commit", "-q", "-m", text["freeze_id"])
+        commits.append(git(tmp_path, "rev-parse", "HEAD"))
+    shown: list[str] = []
+    real = history._git
+
+    def counted(root, *args):
+        if args[0] == "show":
+            shown.append(args[1])
+        return real(root, *args)
+
+    monkeypatch.setattr(history, "_git", counted)
+    found = history.freeze_commit(tmp_path, record, "cccc000000000000")
+    assert (found.status, found.commit) == ("differs", commits[2])
+    assert history.freeze_commit(tmp_path, record, "aaaa000000000000").commit == commits[0]
+    shown.clear()
+    newest = history.freeze_commit(tmp_path, record, "eeee000000000000")
+    assert (newest.status, newest.commit, newest.matches_working_tree) == (
+        "committed",
+        commits[5],
+        True,
+    )
+    assert shown == [f"{commits[5]}:plans/p.freeze.json"]
+    never = history.freeze_commit(tmp_path, record, "ffff000000000000")
+    assert never.status == "uncommitted" and never.commit is None
+
+
 def test_committed_schema_1_records_are_read_unchanged():
     # the records of freezes 1150b599761a06f8 and 3c14510618c51d9d as committed in 68fe0f9
     for name in ("closed_world", "open_world"):

@@ -78,7 +78,8 @@ def freeze_commit(root: Path, record: Path, freeze_id: str) -> FreezeCommit:
     rel = record.resolve().relative_to(top.resolve()).as_posix()
     # oldest first; each line a commit that changed the record
     log = _git(top, "log", "--reverse", "--format=%H", "--", rel)
-    for commit in log.stdout.split() if log.returncode == 0 else []:
+    commits = log.stdout.split() if log.returncode == 0 else []
+    for commit in commits[_first_naming(top, rel, freeze_id, commits) :]:
         shown = _git(top, "show", f"{commit}:{rel}")
         if shown.returncode == 0 and _record_id(shown.stdout) == freeze_id:
             same = record.exists() and shown.stdout == record.read_text(encoding="utf-8")
@@ -90,6 +91,17 @@ def freeze_commit(root: Path, record: Path, freeze_id: str) -> FreezeCommit:
                 matches_working_tree=same,
             )
     return FreezeCommit(path=rel, freeze_id=freeze_id, status="uncommitted")
+
+
+def _first_naming(top: Path, rel: str, freeze_id: str, commits: list[str]) -> int:
+    """Where in `commits` (the record's, oldest first) the walk for `freeze_id` may start:
+    at the first commit that changed how often the record names the id (git's pickaxe,
+    `-S`, merges' diffs too: `-m`). No commit before it names the id, so none carries it;
+    a record is large (every hash), so each `git show` skipped is worth it. Without such
+    a commit, the walk starts at the oldest, as it always did."""
+    log = _git(top, "log", "-m", "--format=%H", f"-S{freeze_id}", "--", rel)
+    naming = set(log.stdout.split()) if log.returncode == 0 else set()
+    return next((at for at, commit in enumerate(commits) if commit in naming), 0)
 
 
 def results_pathspecs(plan: str, freeze_id: str) -> list[str]:
