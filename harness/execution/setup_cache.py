@@ -11,8 +11,9 @@ its liveness calls, the harness code that scores pairs, the package versions), a
 starts only after verifying it (a post-hoc run's id is that of its current inputs). Each
 entry's key adds what else it depends on: the kind, the target, the tool or task, the
 liveness calls themselves, and the checker for what the checker computed (baselines and
-coverage records, which include the checker's run, and the reuse that follows from them,
-keyed by the run's pair ids and the records' SHA-256). One file per entry, named by the
+coverage records, which include the checker's run, and the reuse that follows from them:
+one entry per tool, keyed by the tool and the SHA-256 of the records it follows from,
+holding each of the tool's pairs in the run that stored it). One file per entry, named by the
 SHA-256 of its key and written whole (`atomic.write_bytes`): a first line of JSON holding
 the key and the SHA-256 of the value's bytes, and a second holding the value as canonical
 JSON (sorted keys, no spaces), so the digest is checked on the bytes read instead of on the
