@@ -275,6 +275,29 @@ def test_states_are_cached_by_their_parts_each_distinct_part_once() -> None:
         unshared({"parts": [], "items": [{"post": {"s": 0}}]}, ("post",))
 
 
+def test_an_object_met_again_is_written_out_once(monkeypatch) -> None:
+    """A record object that recurs in many states (tau2's untouched records) is the same
+    part without its JSON written out again; an equal copy is still compared by its JSON,
+    and the value is the one written out every time."""
+    from harness.execution import setup_cache
+
+    written: list[object] = []
+    canonical = setup_cache._canonical
+
+    def counted(value):
+        written.append(value)
+        return canonical(value)
+
+    monkeypatch.setattr(setup_cache, "_canonical", counted)
+    record, copy = {"age": 3}, {"age": 3}
+    items = [{"post": {"users": {"ann": record, "n": i}}} for i in range(50)]
+    items.append({"post": {"users": {"ann": copy}}})
+    value = shared(items, ("post",))
+    assert value["parts"] == [{"age": 3}, *range(50)]
+    assert [w for w in written if isinstance(w, dict)] == [record, copy]
+    assert unshared(json.loads(json.dumps(value)), ("post",)) == items
+
+
 def test_parts_equal_in_json_but_not_in_python_stay_apart_and_the_entry_is_refused(
     tmp_path: Path,
 ) -> None:

@@ -167,16 +167,22 @@ def shared(items: list[dict[str, Any]], fields: tuple[str, ...]) -> dict[str, An
     TypeError or ValueError on a part that is not JSON (NaN, a set), as `_canonical` does."""
     index: dict[bytes, int] = {}
     parts: list[Any] = []
+    # one object met again (tau2's states share their untouched records) is the same part:
+    # its JSON is not written out again to find it (by id, while `items` holds every node)
+    placed: dict[int, int] = {}
 
     def part(node: Any, depth: int) -> dict[str, Any]:
         if depth < SHARED_DEPTH and isinstance(node, dict):
             return {"d": {key: part(value, depth + 1) for key, value in node.items()}}
-        key = _canonical(node)
-        at = index.get(key)
-        if at is None or parts[at] != node:
-            at = len(parts)
-            parts.append(node)
-            index.setdefault(key, at)
+        at = placed.get(id(node))
+        if at is None:
+            key = _canonical(node)
+            at = index.get(key)
+            if at is None or parts[at] != node:
+                at = len(parts)
+                parts.append(node)
+                index.setdefault(key, at)
+            placed[id(node)] = at
         return {"s": at}
 
     written = [item | {name: part(item[name], 0) for name in fields} for item in items]
