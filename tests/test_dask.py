@@ -218,7 +218,8 @@ def test_dask_takes_the_same_runs_from_the_original_as_local_and_warms_its_hosts
     a batch host holds the client's set-up, read rather than computed, so nothing is warm in
     it: as a local rerun from the set-up cache does (test_setup_cache), it warms each target
     once, before forking the child of that target's first pair, and forks every child warm;
-    the local run that computed its set-up never warms."""
+    the local run that computed its set-up in its own process (one worker: no helper
+    process computes it, `setup_helpers`) never warms."""
     address, _ = cluster
     root = tmp_path / "every"
     (root / "plans").mkdir(parents=True)
@@ -230,7 +231,7 @@ def test_dask_takes_the_same_runs_from_the_original_as_local_and_warms_its_hosts
 
     monkeypatch.setenv("PYTHONPATH", _with_spy(host_log))
     monkeypatch.setenv("WARM_SPY_LOG", str(tmp_path / "local.log"))
-    assert harness("run", "plans/every.yaml", "--workers", "2", cwd=local).returncode == 0
+    assert harness("run", "plans/every.yaml", "--workers", "1", cwd=local).returncode == 0
     monkeypatch.undo()
     children = {r.pair_id for r in ledger(local, "every") if not r.skipped_by_coverage}
     (entries,) = _forks(tmp_path / "local.log").values()

@@ -392,15 +392,21 @@ def test_a_cached_run_warms_each_target_before_its_first_child_with_no_pair_scor
     that scores one of its pairs, not every target before the first pair, and only while
     no child is scoring a pair (a warm-up takes seconds, and the runner must keep watching
     its children's answers, timeouts and memory). Each target once, in the same order
-    whatever the worker count, with the rows of a run that computed its set-up (which
-    leaves every target warm, and warms nothing)."""
+    whatever the worker count, with the rows of a run that computed its set-up in its own
+    process (which leaves every target warm, and warms nothing). A first run with two
+    workers has its set-up computed by helper processes (`setup_helpers`) and read back,
+    so it warms each target as a rerun does."""
     (tmp_path / "plans").mkdir()
     (tmp_path / "plans" / "two.yaml").write_text(TWO_TARGETS)
     for command in ("draw", "freeze"):
         assert harness(command, "plans/two.yaml", cwd=tmp_path).returncode == 0
-    uncached = _events(tmp_path, 2)
+    uncached = _events(tmp_path, 1)
     rows = comparable(ledger(tmp_path, "two"))
     assert not [e for e in uncached if e[0] == "warm"]
+    shutil.rmtree(tmp_path / "results")  # the set-up cache too: helpers compute it
+    helped = _events(tmp_path, 2)
+    assert comparable(ledger(tmp_path, "two")) == rows
+    assert [e[1] for e in helped if e[0] == "warm"] == [["toy_domain"], ["bfcl-message"]]
     for workers in (1, 2):
         shutil.rmtree(tmp_path / "results" / "two")  # the set-up cache kept
         events = _events(tmp_path, workers)

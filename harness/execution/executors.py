@@ -330,7 +330,7 @@ class LocalExecutor:
     ) -> None:
         if not pairs:  # a finished run resumed: nothing to prepare
             return
-        ctx = prepared_context(job, pairs)
+        ctx = prepared_context(job, pairs, helpers=self.workers)
         score_pairs(ctx, pairs, self.workers, on_outcome)
 
 

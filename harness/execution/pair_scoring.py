@@ -62,6 +62,7 @@ from harness.execution.plan import Plan
 from harness.execution.recorded_calls import attach_probes
 from harness.execution.run_folder import read_verified_json, record_digest
 from harness.execution.setup_cache import SetupCache, content_digest, shared, unshared
+from harness.execution.setup_helpers import compute_in_helpers
 from harness.targets.adapter import GraderAdapter, SplitGrader, splits
 from harness.targets.equality import canonical_equal
 from harness.targets.registry import Target, load_target
@@ -218,7 +219,7 @@ def complete_baselines(
             ctx.baselines[(name, tool)] = ToolReport.model_validate(cached[label])
             _tally(ctx, "from_run_folder", "baseline")
             continue
-        parts = {"checker": ctx.checker_label(), "target": name, "tool": tool}
+        parts = _baseline_parts(ctx, name, tool)
         report = _cached(ctx, "baseline", parts, ToolReport.model_validate)
         if report is None:
             report = ctx.checker.check(ctx.targets[name], [tool]).tool(tool)
@@ -231,6 +232,26 @@ def complete_baselines(
     return keys
 
 
+def _baseline_parts(ctx: RunContext, name: str, tool: str) -> dict[str, Any]:
+    return {"checker": ctx.checker_label(), "target": name, "tool": tool}
+
+
+def _lacks_baseline(
+    ctx: RunContext, in_folder: dict[str, Any], name: str, pairs: list[DrawnPair]
+) -> bool:
+    """Whether the set-up of target `name` for `pairs` is to be computed: a tool's baseline,
+    the first entry of a tool's set-up, is neither in the run folder nor in the set-up
+    cache (any other entry missing, the run computes itself)."""
+    assert ctx.setup is not None
+    return any(
+        f"{name}:{tool}" not in in_folder
+        and not ctx.setup.path(
+            "baseline", _process_parts(_baseline_parts(ctx, name, tool))
+        ).exists()
+        for tool in dict.fromkeys(pair.tool for pair in pairs)
+    )
+
+
 def write_baseline(job: RunJob, pairs: list[DrawnPair]) -> None:
     """The run folder's baseline.json for an executor whose workers keep their baselines
     to themselves (Dask): computed here, once per tool, as the local executor does."""
@@ -240,16 +261,24 @@ def write_baseline(job: RunJob, pairs: list[DrawnPair]) -> None:
     complete_baselines(ctx, pairs, job.folder / "baseline.json")
 
 
-def prepared_context(job: RunJob, pairs: list[DrawnPair]) -> RunContext:
+def prepared_context(job: RunJob, pairs: list[DrawnPair], helpers: int = 1) -> RunContext:
     """The run's context, complete for `pairs`, as every executor prepares it in the process
     that called `harness run`: the run folder's baseline.json and coverage.json written, and
-    the set-up taken from (or added to) the freeze's set-up cache."""
+    the set-up taken from (or added to) the freeze's set-up cache; with `helpers` > 1, what
+    the cache lacks computed first by target in that many processes
+    (`harness.execution.setup_helpers`)."""
     ctx = new_context(
         job.plan, job.freeze_id, job.post_hoc, job.corpus.liveness, job.corpus, job.checker
     )
     ctx.skip_by_coverage = job.skip_by_coverage
     ctx.setup = SetupCache.for_run(job.root, job.freeze_id)  # set-up once per freeze
     began = time.monotonic()
+    if helpers > 1 and _hash_seed_fixed():  # only a cache the run trusts carries their work
+        in_folder = read_verified_json(job.folder / "baseline.json") or {}
+        needed = partial(_lacks_baseline, ctx, in_folder)
+        helped = compute_in_helpers(ctx, pairs, helpers, needed, complete_context)
+        if helped is not None:
+            ctx.setup.adopt(helped.processes, helped.stored, helped.refused, helped.written)
     # only what the pairs to score need: rows depend on the original tool alone, so a
     # resumed run prepares less and scores the same
     complete_context(ctx, pairs, job.folder / "baseline.json")
@@ -357,7 +386,7 @@ def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None
     if ctx.skip_by_coverage:
         _step("coverage: what each original tool's runs start")
         complete_coverage(ctx, pairs, keys, names, cached, path)
-    if ctx.setup is not None and ctx.setup.hits:
+    if ctx.setup is not None and (ctx.setup.hits or ctx.setup.fresh):
         ctx.cold = True  # warmed target by target as the pairs reach their children
 
 

@@ -67,6 +67,10 @@ class SetupCache:
     rejected: dict[str, int] = field(default_factory=dict)
     computed: dict[str, int] = field(default_factory=dict)
     from_run_folder: dict[str, int] = field(default_factory=dict)
+    written: list[str] = field(default_factory=list)  # the files `put` wrote
+    # what this run's helper processes wrote (`setup_helpers`): read back, counted computed
+    fresh: set[str] = field(default_factory=set)
+    helpers: int = 0
 
     def tally(self, counts: dict[str, int], kind: str) -> None:
         counts[kind] = counts.get(kind, 0) + 1
@@ -80,7 +84,18 @@ class SetupCache:
             "computed": dict(sorted(self.computed.items())),
             "stored": dict(sorted(self.stored.items())),
             "refused": dict(sorted(self.rejected.items())),
+            "helpers": self.helpers,
         }
+
+    def adopt(
+        self, helpers: int, stored: dict[str, int], refused: dict[str, int], written: set[str]
+    ) -> None:
+        """Count what `helpers` processes stored and refused for this run; the entries
+        they wrote are counted `computed` when read."""
+        self.helpers, self.fresh = helpers, set(written)
+        for counts, theirs in ((self.stored, stored), (self.rejected, refused)):
+            for kind, n in theirs.items():
+                counts[kind] = counts.get(kind, 0) + n
 
     @classmethod
     def for_run(cls, root: Path, freeze_id: str) -> SetupCache:
@@ -124,7 +139,7 @@ class SetupCache:
             return self._refuse(kind, path, f"does not decode ({type(exc).__name__})")
         if serves is not None and not serves(value):
             return None
-        self.tally(self.hits, kind)
+        self.tally(self.computed if str(path) in self.fresh else self.hits, kind)
         return value
 
     def put(self, kind: str, parts: dict[str, Any], value: Any) -> None:
@@ -137,7 +152,9 @@ class SetupCache:
             return
         entry = {"key": self._key(kind, parts), "sha256": hashlib.sha256(encoded).hexdigest()}
         self.folder.mkdir(parents=True, exist_ok=True)
-        write_bytes(self.path(kind, parts), _canonical(entry) + b"\n" + encoded + b"\n")
+        path = self.path(kind, parts)
+        write_bytes(path, _canonical(entry) + b"\n" + encoded + b"\n")
+        self.written.append(str(path))
         self.tally(self.stored, kind)
 
     def _refuse(self, kind: str, path: Path, why: str) -> None:
