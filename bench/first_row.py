@@ -31,6 +31,7 @@ import itertools
 import json
 import os
 import pstats
+import re
 import shutil
 import sys
 import tempfile
@@ -55,12 +56,15 @@ import harness
 from harness.execution.setup_cache import FOLDER as SETUP_CACHE_FOLDER
 
 # the original tools' preparation, step by step, as `harness run` says each step begins
-# (`harness.execution.pair_scoring`): key -> how its `set-up:` line starts
+# (`harness.execution.pair_scoring`; the helpers, when a first start with 2 or more workers
+# has them compute what the cache lacks: `harness.execution.setup_helpers`): key -> the
+# pattern its `set-up:` line starts with
 PREPARATION_STEPS = {
-    "baselines": "set-up: baselines:",
-    "liveness": "set-up: liveness calls",
-    "grader": "set-up: grader verdicts",
-    "coverage": "set-up: coverage:",
+    "helpers": re.compile(r"set-up: helpers: \d+ targets"),
+    "baselines": re.compile(r"set-up: baselines:"),
+    "liveness": re.compile(r"set-up: liveness calls"),
+    "grader": re.compile(r"set-up: grader verdicts"),
+    "coverage": re.compile(r"set-up: coverage:"),
 }
 
 
@@ -70,7 +74,7 @@ def step_seconds(stamped: list[tuple[float, str]]) -> dict[str, float | None]:
     out: dict[str, float | None] = dict.fromkeys(PREPARATION_STEPS)
     for (at, line), (then, _) in itertools.pairwise(stamped):
         for key, start in PREPARATION_STEPS.items():
-            if line.startswith(start):
+            if start.match(line):
                 out[key] = round(then - at, 2)
     return out
 
@@ -251,7 +255,7 @@ def main() -> int:
         f"{plan.name}, freeze {freeze_id}, --workers {args.workers}, {os.cpu_count()} CPUs.",
         "",
         "| round | set-up | first row (s) | targets loaded (s) | freeze verified (s) "
-        "| original tools prepared (s) | of it: baselines, liveness, grader, coverage (s) "
+        "| original tools prepared (s) | of it: helpers, baselines, liveness, grader, coverage (s) "
         "| load before → after |",
         "| ---: | --- | ---: | ---: | ---: | ---: | --- | --- |",
     ]

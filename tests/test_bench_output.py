@@ -308,16 +308,21 @@ def test_first_row_stops_each_start_at_its_first_row_and_the_second_reads_the_se
     assert entry["first_row_cached_over_computed"] == round(
         cached["first_row_s"] / computed["first_row_s"], 3
     )
-    for step, seconds in computed["preparation_s"].items():  # each said, in its order
+    preparation = dict(computed["preparation_s"])
+    assert preparation.pop("helpers") is None  # one target, one worker: no helper
+    for step, seconds in preparation.items():  # each said, in its order
         assert isinstance(seconds, float) and seconds >= 0, (step, computed)
     stamped = [
         (1.0, "set-up: 1 target loaded in 0.5 s\n"),
+        (1.5, "set-up: helpers: 2 targets' original tools prepared in 2 processes, into …\n"),
+        (1.75, "set-up: helpers: done in 0.2 s\n"),
         (2.0, "set-up: baselines: the checker on each original tool (3 tools)\n"),
         (2.5, "set-up: liveness calls on the original tools\n"),
         (4.0, "set-up: coverage: what each original tool's runs start\n"),
         (4.25, "set-up: done in 2.3 s; baseline 3 computed\n"),
     ]
     assert first_row.step_seconds(stamped) == {
+        "helpers": 0.25,  # from its first line to the next: "done" is no step of its own
         "baselines": 0.5,
         "liveness": 1.5,
         "grader": None,  # not said: a target without a grader

@@ -56,9 +56,12 @@ def wait_until(condition, seconds: float) -> bool:
     return condition()
 
 
-def start_run(root: Path, *extra: str) -> subprocess.Popen[str]:
+def start_run(
+    root: Path, *extra: str, plan: str = "small", workers: int = 1
+) -> subprocess.Popen[str]:
+    command = ["run", f"plans/{plan}.yaml", "--workers", str(workers), *extra]
     return subprocess.Popen(
-        [sys.executable, "-m", "harness", "run", "plans/small.yaml", "--workers", "1", *extra],
+        [sys.executable, "-m", "harness", *command],
         cwd=root,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

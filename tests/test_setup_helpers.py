@@ -12,18 +12,25 @@ import multiprocessing
 import os
 import shutil
 import signal
-import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from test_interrupts import session_members, wait_until
+from test_interrupts import session_members, start_run, wait_until
 from test_runner import comparable, drawn_and_frozen, harness, ledger
 from test_setup_cache import TWO_TARGETS
 
 from harness.execution.setup_cache import FOLDER, SetupCache
 from harness.execution.setup_helpers import compute_in_helpers
+
+
+def _two(tmp_path: Path) -> Path:
+    """A project holding test_setup_cache's plan of two targets, drawn and frozen."""
+    root = tmp_path / "two"
+    (root / "plans").mkdir(parents=True)
+    (root / "plans" / "two.yaml").write_text(TWO_TARGETS)
+    drawn_and_frozen(root, "two")
+    return root
 
 
 def _run(root: Path, workers: int) -> dict:
@@ -44,10 +51,7 @@ def _cache(root: Path) -> dict[str, bytes]:
 def test_helpers_write_the_entries_one_process_writes_and_the_rows_are_the_same(
     tmp_path: Path,
 ) -> None:
-    root = tmp_path / "two"
-    (root / "plans").mkdir(parents=True)
-    (root / "plans" / "two.yaml").write_text(TWO_TARGETS)
-    drawn_and_frozen(root, "two")
+    root = _two(tmp_path)
     alone = _run(root, 1)
     assert alone["helpers"] == 0 and not alone["said"] and alone["computed"]
     rows, entries = comparable(ledger(root, "two")), _cache(root)
@@ -134,19 +138,8 @@ def test_a_run_stopped_while_its_helpers_work_ends_them_and_keeps_nothing(
     """Ctrl-C (to the whole group, as a terminal sends it) or SIGTERM (to the run alone)
     while the helpers compute the set-up: the run stops with its one line, no process of
     it is left, and nothing stays in results/, which the run created."""
-    root = tmp_path / "two"
-    (root / "plans").mkdir(parents=True)
-    (root / "plans" / "two.yaml").write_text(TWO_TARGETS)
-    drawn_and_frozen(root, "two")
-    run = subprocess.Popen(
-        [sys.executable, "-m", "harness", "run", "plans/two.yaml", "--workers", "2"],
-        cwd=root,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
+    root = _two(tmp_path)
+    run = start_run(root, plan="two", workers=2)
     assert run.stderr is not None
     seen = []
     for line in run.stderr:
