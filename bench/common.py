@@ -25,6 +25,7 @@ from harness.checker import Checker
 from harness.errors import UserError
 from harness.execution.draw import Corpus, draw
 from harness.execution.freeze import freeze, read_record
+from harness.execution.isolation import children_of
 from harness.execution.ledger import LedgerRow
 from harness.execution.liveness import observe
 from harness.execution.plan import Plan, load_plan
@@ -114,10 +115,34 @@ class Started:
     seconds: float  # until it exited
     exit_code: int
     stamped: list[tuple[float, str]]  # each stderr line with the seconds at which it came
+    # with `sample_memory`: the largest sum of PSS over the process and its descendants
+    peak_pss_mib: float | None = None
 
     @property
     def stderr(self) -> str:
         return "".join(line for _, line in self.stamped)
+
+
+def tree_pss_mib(pid: int) -> float:
+    """The proportional set size (PSS: each shared page split among the processes mapping
+    it) of `pid` and every live descendant, summed, in MiB (Linux /proc; 0.0 elsewhere).
+    Forked children share their parent's pages until they write them, so the sum of their
+    RSS would count those pages once per process; the sum of PSS counts them once."""
+    total, seen, todo = 0, set(), [pid]
+    while todo:
+        pid = todo.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        try:
+            rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+        except OSError:  # ended meanwhile, or no /proc
+            continue
+        total += next(
+            (int(line.split()[1]) for line in rollup.splitlines() if line.startswith("Pss:")), 0
+        )
+        todo += children_of(pid)
+    return round(total / 1024, 1)
 
 
 def start_harness(
@@ -128,13 +153,15 @@ def start_harness(
     *,
     stop_at_first_row: bool = False,
     profile: Path | None = None,
+    sample_memory: bool = False,
 ) -> Started:
     """Run `python -m harness ARGV` in `cwd` as a user starts it, watching for a first whole
     row in a ledger under `run_folders`, its stderr read as it comes (each line stamped);
     with `stop_at_first_row`, SIGINT is sent at that row and the run's exit code for it,
     130, is a success. With `profile`, the harness runs under `python -m cProfile -o
-    PROFILE` (which ends with 0 where the harness exits). Any other failure ends the bench
-    (SystemExit with the end of its stderr)."""
+    PROFILE` (which ends with 0 where the harness exits). With `sample_memory`, the PSS of
+    its process tree is summed every half second (`tree_pss_mib`) and the peak kept. Any
+    other failure ends the bench (SystemExit with the end of its stderr)."""
     stamped: list[tuple[float, str]] = []
     profiled = [] if profile is None else ["-m", "cProfile", "-o", str(profile)]
     began = time.perf_counter()
@@ -152,8 +179,11 @@ def start_harness(
 
     reader = threading.Thread(target=read, args=(process.stderr,), daemon=True)
     reader.start()
-    first = None
+    first, peak, sampled = None, None, 0.0
     while process.poll() is None:
+        if sample_memory and time.perf_counter() - sampled >= 0.5:
+            sampled = time.perf_counter()
+            peak = max(peak or 0.0, tree_pss_mib(process.pid))
         if first is None:
             ledgers = list(run_folders.glob("*/ledger.jsonl"))
             if ledgers and b"\n" in ledgers[0].read_bytes():
@@ -165,7 +195,7 @@ def start_harness(
     code = process.wait()
     seconds = time.perf_counter() - began
     reader.join()
-    started = Started(first, seconds, code, stamped)
+    started = Started(first, seconds, code, stamped, peak)
     stopped = stop_at_first_row and first is not None and code == 128 + signal.SIGINT
     if code != 0 and not stopped:
         raise SystemExit(f"harness {' '.join(argv)} failed: {started.stderr[-2000:]}")

@@ -3,7 +3,7 @@
 less than a tenth of the uncached set-up time).
 
     python bench/first_row.py [--plan plans/closed_world_all.yaml] [--workers 2] [--rounds 2]
-                              [--profile 25]
+                              [--profile 25] [--memory]
 
 `bench/overhead.py` times this on a 25-pair slice in a throwaway project; this starts a
 repository plan as a user does, `python -m harness run PLAN --workers N`, in a detached git
@@ -21,7 +21,10 @@ for the original tools' preparation alone. With `--profile N`, one more start, i
 cached, runs under cProfile (`python -m cProfile -o FILE -m harness run ...`) and the N
 functions of the harness with the most cumulative seconds in it are given: where a cached
 start's time goes, to compare before and after a change (cProfile slows what it times, so
-only its own proportions count). Writes results/bench/first-row-<plan>-<date>.json and .md.
+only its own proportions count). With `--memory`, each start's processes (the run, its set-up
+helpers, its pair children) are sampled every half second up to the first row, and the peak
+of their summed PSS is given (`common.tree_pss_mib`: a page forked children still share is
+counted once). Writes results/bench/first-row-<plan>-<date>.json and .md.
 """
 
 from __future__ import annotations
@@ -80,7 +83,12 @@ def step_seconds(stamped: list[tuple[float, str]]) -> dict[str, float | None]:
 
 
 def start_to_first_row(
-    root: Path, plan: Path, name: str, workers: int, profile: Path | None = None
+    root: Path,
+    plan: Path,
+    name: str,
+    workers: int,
+    profile: Path | None = None,
+    memory: bool = False,
 ) -> dict[str, Any]:
     """`python -m harness run PLAN --workers N` in the project `root` (`plan` relative to
     it, the harness `root` holds first on the path), stopped by SIGINT once a ledger under
@@ -96,6 +104,7 @@ def start_to_first_row(
         env={**os.environ, "PYTHONPATH": str(root)},
         stop_at_first_row=True,
         profile=profile,
+        sample_memory=memory,
     )
     if started.first_row_s is None:
         raise SystemExit(f"harness run {plan} gave no first row: {started.stderr[-2000:]}")
@@ -108,13 +117,21 @@ def start_to_first_row(
         "preparation_s": step_seconds(started.stamped),
         "load_before": before,
         "load_after": load(),
+        "peak_pss_mib": started.peak_pss_mib,
     }
 
 
 def rounds_in(
-    root: Path, plan: Path, name: str, freeze_id: str, workers: int, rounds: int
+    root: Path,
+    plan: Path,
+    name: str,
+    freeze_id: str,
+    workers: int,
+    rounds: int,
+    memory: bool = False,
 ) -> list[dict[str, Any]]:
-    """`rounds` pairs of starts in the project `root`: set-up computed, then cached."""
+    """`rounds` pairs of starts in the project `root`: set-up computed, then cached (with
+    `memory`, each start's process tree sampled for its peak PSS)."""
     cache = root / "results" / SETUP_CACHE_FOLDER / freeze_id
     out = []
     for number in range(1, rounds + 1):
@@ -123,11 +140,13 @@ def rounds_in(
             shutil.rmtree(root / "results" / name, ignore_errors=True)
             if kind == "computed":
                 shutil.rmtree(cache, ignore_errors=True)
-            entry[kind] = start = start_to_first_row(root, plan, name, workers)
+            entry[kind] = start = start_to_first_row(root, plan, name, workers, memory=memory)
+            peak = start["peak_pss_mib"]
             print(
                 f"  round {number}, set-up {kind:<8}: first row after "
                 f"{start['first_row_s']:6.2f} s ({steps_said(start['steps'])}); "
-                f"load {start['load_before']} -> {start['load_after']}",
+                + ("" if peak is None else f"peak PSS of its processes {peak} MiB; ")
+                + f"load {start['load_before']} -> {start['load_after']}",
                 flush=True,
             )
             print(
@@ -204,6 +223,12 @@ def main() -> int:
         help="one more start, its set-up cached, under cProfile: give the harness's N "
         "functions with the most cumulative seconds (0, the default: no such start)",
     )
+    parser.add_argument(
+        "--memory",
+        action="store_true",
+        help="sample each start's processes (the run, its helpers and pair children) every "
+        "half second to the first row and give the peak of their summed PSS",
+    )
     add_output_options(parser)
     args = parser.parse_args()
     if args.workers < 1 or args.rounds < 1:
@@ -219,7 +244,9 @@ def main() -> int:
     print(f"plan {plan.name}, freeze {freeze_id}, HEAD {head}, --workers {args.workers}")
     with head_worktree("first-row-") as root:
         relative = plan_path.relative_to(REPO)
-        rounds = rounds_in(root, relative, plan.name, freeze_id, args.workers, args.rounds)
+        rounds = rounds_in(
+            root, relative, plan.name, freeze_id, args.workers, args.rounds, args.memory
+        )
         profiled = (
             profiled_start(root, relative, plan.name, args.workers, args.profile)
             if args.profile
@@ -256,8 +283,8 @@ def main() -> int:
         "",
         "| round | set-up | first row (s) | targets loaded (s) | freeze verified (s) "
         "| original tools prepared (s) | of it: helpers, baselines, liveness, grader, coverage (s) "
-        "| load before → after |",
-        "| ---: | --- | ---: | ---: | ---: | ---: | --- | --- |",
+        "| peak PSS (MiB) | load before → after |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | --- | ---: | --- |",
     ]
     for number, entry in enumerate(rounds, 1):
         for kind in ("computed", "cached"):
@@ -266,6 +293,7 @@ def main() -> int:
                 f"| {number} | {kind} | {start['first_row_s']} | {steps['targets_loaded_s']} | "
                 f"{steps['freeze_verified_s']} | {steps['set_up_done_s']} | "
                 f"{', '.join(str(v) for v in start['preparation_s'].values())} | "
+                f"{start['peak_pss_mib'] or '—'} | "
                 f"{start['load_before']} → {start['load_after']} |"
             )
     lines += [""] + [

@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -290,7 +292,9 @@ def test_first_row_stops_each_start_at_its_first_row_and_the_second_reads_the_se
         return start
 
     first_row.start_to_first_row = spy
-    (entry,) = first_row.rounds_in(root, Path("plans/small.yaml"), "small", freeze_id, 1, 1)
+    (entry,) = first_row.rounds_in(
+        root, Path("plans/small.yaml"), "small", freeze_id, 1, 1, memory=True
+    )
     assert all(code in ("130", "0") and int(rows) >= 1 for code, rows in map(str.split, said))
     assert (root / "results" / ".setup-cache" / freeze_id).is_dir()
     computed, cached = entry["computed"], entry["cached"]
@@ -300,6 +304,7 @@ def test_first_row_stops_each_start_at_its_first_row_and_the_second_reads_the_se
     ), computed["set_up"]
     assert cached["set_up"].endswith("from the set-up cache"), cached["set_up"]
     for start in (computed, cached):
+        assert start["peak_pss_mib"] > 10  # an interpreter with the harness loaded, at least
         assert start["first_row_s"] > 0 and set(start["steps"]) == {
             "targets_loaded_s",
             "freeze_verified_s",
@@ -396,3 +401,42 @@ def test_same_rows_says_how_each_row_was_obtained_apart_from_the_identity(
         "old: 0 with reused runs, 0 from the original alone; "
         "new: 2 with reused runs, 1 from the original alone"
     )
+
+
+SHARING = """
+import os, sys, time
+block = bytearray(os.urandom(1 << 20)) * 160  # 160 MiB, every page written
+if os.fork() == 0:
+    time.sleep(60)  # the child shares the block with its parent, writing none of it
+    os._exit(0)
+print("ready", flush=True)
+time.sleep(60)
+"""
+
+
+def test_tree_pss_counts_a_page_two_processes_share_once() -> None:
+    """bench/common.tree_pss_mib sums PSS over a process and its descendants: a block a
+    forked child still shares with its parent counts once, where their RSS counts it
+    twice (what `first_row.py --memory` reports as a run's memory with its helpers)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from common import tree_pss_mib
+
+    from harness.execution.isolation import children_of
+
+    process = subprocess.Popen([sys.executable, "-c", SHARING], stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None and process.stdout.readline() == "ready\n"
+        (child,) = children_of(process.pid)
+        rss = sum(
+            int(line.split()[1])
+            for pid in (process.pid, child)
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+            if line.startswith("VmRSS:")
+        )
+        assert rss / 1024 > 2 * 160  # the block, once in each process's RSS
+        assert 160 < tree_pss_mib(process.pid) < 160 + 60  # once in the sum of PSS
+    finally:
+        for pid in children_of(process.pid):
+            os.kill(pid, signal.SIGKILL)
+        process.kill()
+        process.wait()
