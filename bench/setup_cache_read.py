@@ -12,8 +12,9 @@ holds its liveness observations, then times reading every observations entry thr
   checked by encoding the parsed value again (the entry format before);
 - **whole, hashed as read**: the same observations on a line of their own, the digest taken
   of the bytes read;
-- **by parts** (the format now): the states written by their distinct parts, hashed as read,
-  parsed and decoded (`SetupCache.get` with the decoder runs use).
+- **by parts** (the format now): the states written by their distinct parts, each record
+  shared with the fresh environment as a reference to it, hashed as read, parsed and
+  decoded (`SetupCache.get` with the decoder runs use, linked to the fresh records).
 
 The first two files are built here from the entries' values, equal to what the earlier
 formats wrote. Prints the bytes and seconds of each and the load average; writes
@@ -32,14 +33,16 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from common import add_output_options, load, output_stem, today
 from throughput import bench_project
 
-from harness.execution.pair_scoring import STATE_FIELDS, _observations
+from harness.execution.pair_scoring import STATE_FIELDS, Pristine, _observations, _pristine
 from harness.execution.setup_cache import FOLDER, SetupCache, _canonical, unshared
+from harness.targets.registry import load_target
 
 
 def best(function: Callable[[], Any], repeat: int = 3) -> float:
@@ -78,6 +81,7 @@ def main() -> int:
         (cache_folder,) = (folder / "project" / "results" / FOLDER).iterdir()
         entries = sorted(cache_folder.glob("observations-*.json"))
         cache = SetupCache(cache_folder, cache_folder.name)
+        known: dict[str, Pristine] = {}  # each target's fresh records, as a run reads them
         sizes = {"whole": 0, "by_parts": 0}
         seconds = {"whole_reencoded": 0.0, "whole_hashed_as_read": 0.0, "by_parts": 0.0}
         print(f"{len(corpus.pairs)} pairs of {', '.join(targets)}; load {load()}", flush=True)
@@ -86,7 +90,8 @@ def main() -> int:
             head, _, body = data.partition(b"\n")
             key = json.loads(head)["key"]
             value = json.loads(body)
-            whole = unshared(value, STATE_FIELDS)
+            fresh = _pristine(known, load_target(key["target"]))
+            whole = unshared(value, STATE_FIELDS, fresh.records)
             encoded = _canonical(whole)
             digest = hashlib.sha256(encoded).hexdigest()
             old = _canonical({"key": key, "sha256": digest, "value": whole}) + b"\n"
@@ -106,8 +111,11 @@ def main() -> int:
 
             parts = {k: v for k, v in key.items() if k not in ("schema", "freeze_id", "kind")}
 
-            def by_parts(parts: dict[str, Any] = parts, whole: Any = whole) -> None:
-                assert cache.get("observations", parts, _observations) == whole
+            def by_parts(
+                parts: dict[str, Any] = parts, whole: Any = whole, fresh: Pristine = fresh
+            ) -> None:
+                decode = partial(_observations, fresh=fresh)
+                assert cache.get("observations", parts, decode) == whole
 
             seconds["whole_reencoded"] += best(reencoded)
             seconds["whole_hashed_as_read"] += best(hashed_as_read)

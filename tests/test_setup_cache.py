@@ -22,7 +22,7 @@ from test_runner import comparable, drawn_and_frozen, harness, ledger, project
 from harness.execution import pair_scoring
 from harness.execution.coverage import NOTHING, Reuse
 from harness.execution.pair_scoring import _shared_observations
-from harness.execution.setup_cache import FOLDER, SetupCache, shared, unshared
+from harness.execution.setup_cache import FOLDER, SetupCache, content_digest, shared, unshared
 
 
 def _run(root: Path):
@@ -481,9 +481,10 @@ def _shared_with(observations: list[dict], fresh: dict) -> list[tuple[str, str, 
 
 def test_cached_tau2_observations_share_the_fresh_records_as_computed_ones_do() -> None:
     """tau2 snapshots share untouched records with the pristine database, and a comparison
-    takes a shared record as equal by identity. Observations read back from the cache are
-    copies: `_relinked` links each record equal to the fresh one back to it, as computed
-    observations are, and leaves the record the call changed a copy."""
+    takes a shared record as equal by identity. The cache writes each such record as a
+    reference to the fresh snapshot's, and reads it back as that very object; a record
+    written as a copy (the entry format before) is linked back by comparison; the record
+    the call changed stays a copy."""
     pytest.importorskip("inspect_evals.tau2")
     from harness.execution.liveness import observe
     from harness.targets.registry import load_target
@@ -493,15 +494,23 @@ def test_cached_tau2_observations_share_the_fresh_records_as_computed_ones_do() 
     fresh = target.adapter.snapshot(target.adapter.fresh())
     shared_computed = _shared_with(computed, fresh)
     assert len(shared_computed) > 100  # every order, product and untouched user
-    stored = json.loads(json.dumps(_shared_observations(computed)))
-    decoded = pair_scoring._observations(stored)
-    assert decoded == computed and _shared_with(decoded, fresh) == []
-    relinked = pair_scoring._relinked(decoded, pair_scoring._pristine({}, target))
-    assert relinked == computed
-    assert _shared_with(relinked, fresh) == shared_computed
-    changed = relinked[0]["post"]["users"]["ethan_garcia_1261"]
+    pristine = pair_scoring._pristine({}, target)
+    assert pristine.digest == content_digest(fresh)
+    stored = json.loads(json.dumps(_shared_observations(computed, pristine)))
+    references = json.dumps(stored).count('{"f": 1}')
+    assert references == len(shared_computed)
+    with pytest.raises(ValueError):  # a reference means nothing without the fresh records
+        pair_scoring._observations(stored)
+    decoded = pair_scoring._observations(stored, pristine)
+    assert decoded == computed
+    assert _shared_with(decoded, fresh) == shared_computed
+    changed = decoded[0]["post"]["users"]["ethan_garcia_1261"]
     assert changed["address"]["city"] == "X" and changed is not fresh["users"]["ethan_garcia_1261"]
-    assert _shared_with(decoded, fresh) == []  # what was read is left as it was
+    copies = json.loads(json.dumps(_shared_observations(computed)))  # no references
+    assert '{"f": 1}' not in json.dumps(copies)
+    assert _shared_with(pair_scoring._observations(copies), fresh) == []
+    linked = pair_scoring._observations(copies, pristine)
+    assert linked == computed and _shared_with(linked, fresh) == shared_computed
     # the Dask host's copies (pickled by the client) are linked the same way
     host = SimpleNamespace(targets={target.name: target})
     prepared = pickle.loads(
@@ -529,7 +538,8 @@ def test_a_record_that_differs_or_is_not_equal_to_itself_is_not_relinked() -> No
     """Only a record `canonical_equal` to the fresh one is replaced by it: a changed record,
     an int where the fresh one has a float, a record holding NaN (never equal, so identity
     must not make it so), a record the fresh state lacks, and anything but a table of
-    records stay as read; one decoded object at two keys is judged at each."""
+    records stay as read; one decoded object at two keys is judged at each: by `_relinked`
+    (the Dask host's copies) and by `_observations` (a cache entry's)."""
     fresh = {
         ("t", "a"): {"x": 1},
         ("t", "b"): {"x": 9},
@@ -551,3 +561,50 @@ def test_a_record_that_differs_or_is_not_equal_to_itself_is_not_relinked() -> No
     assert read[0]["post"]["t"]["a"] is one  # the observations read are not changed
     toy = pair_scoring._relinked(read, {})  # an adapter whose snapshot has no tables
     assert toy == read and toy[0]["post"]["t"]["a"] is one
+    # a cache entry holding the same state, read back with the same fresh records
+    parts = [one, {"x": 1}, {"x": float("nan")}, {"x": 0}, 3, "KeyError"]
+    post_parts = {"a": 0, "b": 0, "f": 1, "n": 2, "z": 3}
+    entry = {
+        "parts": parts,
+        "items": [
+            {
+                "success": True,
+                "error_type": None,
+                "result": None,
+                "post": {
+                    "d": {"t": {"d": {k: {"s": i} for k, i in post_parts.items()}}, "n": {"s": 4}}
+                },
+                "after_reset": {"d": {"reset_error": {"s": 5}}},
+            }
+        ],
+    }
+    (cached,) = pair_scoring._observations(entry, pair_scoring.Pristine(fresh, None))
+    post = cached["post"]
+    assert post["t"]["a"] is fresh[("t", "a")]
+    assert post["t"]["b"] is one and post["t"]["f"] is parts[1]
+    assert post["t"]["n"] is parts[2] and post["t"]["z"] is parts[3]
+    assert post["n"] == 3 and cached["after_reset"] == {"reset_error": "KeyError"}
+
+
+def test_a_record_of_the_fresh_snapshot_is_written_as_a_reference_and_read_back_as_it() -> None:
+    """`shared` writes a record as {"f": 1} only when it is the very object the fresh
+    records hold at its (table, key), not an equal copy; `unshared` reads the reference as
+    that object, and refuses one to a record the fresh records lack, one above the records'
+    depth, and one read without fresh records."""
+    ann, bob = {"age": 3}, {"age": 4}
+    fresh = {("users", "ann"): ann, ("users", "bob"): bob}
+    items = [{"post": {"users": {"ann": ann, "bob": {"age": 4}, "cy": ann}, "n": 1}}]
+    value = json.loads(json.dumps(shared(items, ("post",), fresh)))
+    users = value["items"][0]["post"]["d"]["users"]["d"]
+    assert users == {"ann": {"f": 1}, "bob": {"s": 0}, "cy": {"s": 1}}
+    assert value["parts"] == [{"age": 4}, {"age": 3}, 1]
+    (back,) = unshared(value, ("post",), fresh)
+    assert back == items[0] and back["post"]["users"]["ann"] is ann
+    assert back["post"]["users"]["bob"] is not bob  # a copy stays a copy without `link`
+    with pytest.raises(ValueError, match="not a shared part"):
+        unshared(value, ("post",))
+    with pytest.raises(ValueError, match="the fresh environment lacks"):
+        unshared(value, ("post",), {("users", "bob"): bob})
+    above = {"parts": [], "items": [{"post": {"d": {"users": {"f": 1}}}}]}
+    with pytest.raises(ValueError, match="not a shared part"):
+        unshared(above, ("post",), fresh)

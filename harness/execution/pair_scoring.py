@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from harness.checker.verdicts import ToolReport, Verdict
 from harness.execution.atomic import write_bytes
@@ -129,9 +129,9 @@ class PreparedSetup:
 
     def into(self, ctx: RunContext) -> None:
         ctx.baselines, ctx.grades = self.baselines, self.grades
-        pristine: dict[str, dict[tuple[str, str], Any]] = {}
+        pristine: dict[str, Pristine] = {}
         ctx.observations = {  # unpickled copies: linked to this process's fresh records
-            key: _relinked(found, _pristine(pristine, ctx.targets[key[0]]))
+            key: _relinked(found, _pristine(pristine, ctx.targets[key[0]]).records)
             for key, found in self.observations.items()
         }
         ctx.skip_by_coverage = self.skip_by_coverage
@@ -337,18 +337,19 @@ def complete_context(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None
     _step(f"baselines: the checker on each original tool ({of})")
     keys = complete_baselines(ctx, pairs, cache)
     _step("liveness calls on the original tools")
-    pristine: dict[str, dict[tuple[str, str], Any]] = {}  # target -> its fresh records
+    pristine: dict[str, Pristine] = {}  # target -> its fresh snapshot
     for name, tool in keys:
         calls = ctx.corpus.liveness.get(name, {}).get(tool)
         if (name, tool) not in ctx.observations and calls is not None:
+            fresh = _pristine(pristine, ctx.targets[name])
             parts = {"target": name, "tool": tool, "calls": content_digest(calls)}
-            found = _cached(ctx, "observations", parts, _observations)
-            if found is not None:
-                found = _relinked(found, _pristine(pristine, ctx.targets[name]))
+            parts["fresh"] = fresh.digest  # what the entry's references to records point at
+            found = _cached(ctx, "observations", parts, partial(_observations, fresh=fresh))
             if found is None:
                 found = observe(ctx.targets[name].adapter, tool, calls)
                 _tally(ctx, "computed", "observations")
-                _store(ctx, "observations", parts, found, _shared_observations)
+                encode = partial(_shared_observations, fresh=fresh)
+                _store(ctx, "observations", parts, found, encode)
             ctx.observations[(name, tool)] = found
     path = None if cache is None else cache.with_name(COVERAGE)
     cached = _read_coverage(path) if ctx.skip_by_coverage else {}
@@ -485,49 +486,71 @@ def _process_parts(parts: dict[str, Any]) -> dict[str, Any]:
 STATE_FIELDS = ("post", "after_reset")  # an observation's states: cached by their parts
 
 
-def _shared_observations(observations: list[Observation]) -> dict[str, Any]:
-    return shared(observations, STATE_FIELDS)
+def _shared_observations(
+    observations: list[Observation], fresh: Pristine | None = None
+) -> dict[str, Any]:
+    """Observations as the cache holds them (`setup_cache.shared`): a record that is the
+    very object of `fresh`'s snapshot written as a reference to it, when its digest is
+    known (it is in the entry's key)."""
+    records = None if fresh is None or fresh.digest is None else fresh.records
+    return shared(observations, STATE_FIELDS, records)
 
 
-def _pristine(
-    known: dict[str, dict[tuple[str, str], Any]], target: Target
-) -> dict[tuple[str, str], Any]:
-    """The records of `target`'s fresh environment's snapshot by (table, key), once per
-    target in `known`: what `_relinked` links cached observations to."""
+class Pristine(NamedTuple):
+    """A target's fresh environment's snapshot, once per target and process: its records
+    by (table, key), what cached observations are linked to, and the SHA-256 of the whole
+    snapshot as canonical JSON (None: not JSON), the observations entries' key part."""
+
+    records: dict[tuple[str, ...], Any]
+    digest: str | None
+
+
+def _pristine(known: dict[str, Pristine], target: Target) -> Pristine:
+    """`target`'s fresh snapshot (`Pristine`), taken once per target in `known`."""
     if target.name not in known:
         snapshot = target.adapter.snapshot(target.adapter.fresh())
-        records: dict[tuple[str, str], Any] = {}
+        records: dict[tuple[str, ...], Any] = {}
         if isinstance(snapshot, dict):
             for table, rows in snapshot.items():
                 if isinstance(rows, dict):
                     for key, record in rows.items():
                         records[(table, key)] = record
-        known[target.name] = records
+        try:
+            digest: str | None = content_digest(snapshot)
+        except (TypeError, ValueError):  # not JSON (NaN, a set)
+            digest = None
+        known[target.name] = Pristine(records, digest)
     return known[target.name]
 
 
+def _linked(known: dict[tuple[str, ...], Any], at: tuple[str, ...], record: Any) -> Any:
+    """The fresh record at `at` (in `known`, by `_pristine`) when `record` is canonically
+    equal to it, else `record`."""
+    found = known.get(at)
+    if found is None or found is record or not canonical_equal(found, record):
+        return record
+    return found
+
+
 def _relinked(
-    observations: list[Observation], known: dict[tuple[str, str], Any]
+    observations: list[Observation], known: dict[tuple[str, ...], Any]
 ) -> list[Observation]:
-    """Observations read from the cache (or sent by the Dask client), each state's record
-    at (table, key) that is canonically equal to the fresh environment's (`known`, by
-    `_pristine`) replaced by the fresh snapshot's own object. An adapter whose snapshots
-    share untouched records (tau2) lets a comparison take a shared record as equal by
-    identity (`equality._same`); observations computed in this process share them, the
-    cache's decoded copies did not, and each comparison of a mutant's untouched record
+    """Observations the Dask client sent, each state's record at (table, key) that is
+    canonically equal to the fresh environment's (`known`, by `_pristine`) replaced by the
+    fresh snapshot's own object, as the cache's are when read (`_observations`). An adapter
+    whose snapshots share untouched records (tau2) lets a comparison take a shared record
+    as equal by identity (`equality._same`); observations computed in this process share
+    them, unpickled copies do not, and each comparison of a mutant's untouched record
     walked it field by field (tau2-retail's pairs 1.64x slower after a cached set-up,
     bench/cached_pairs.py). Only a record `canonical_equal` to the fresh one is relinked,
     so no comparison's answer changes (a record holding NaN is not equal to itself, and
     stays a copy)."""
-    same: dict[tuple[str, str, int], Any] = {}  # one decoded record may recur: judged once
+    same: dict[tuple[str, str, int], Any] = {}  # one record may recur: judged once
 
     def relink(table: str, key: str, record: Any) -> Any:
-        found = known.get((table, key))
-        if found is None or found is record:
-            return record
         seen = (table, key, id(record))
         if seen not in same:
-            same[seen] = found if canonical_equal(found, record) else record
+            same[seen] = _linked(known, (table, key), record)
         return same[seen]
 
     out = []
@@ -546,8 +569,15 @@ def _relinked(
     return out
 
 
-def _observations(value: Any) -> list[Observation]:
-    found = unshared(value, STATE_FIELDS)
+def _observations(value: Any, fresh: Pristine | None = None) -> list[Observation]:
+    """Observations read from the cache: with `fresh`, each state's record the entry refers
+    to is `fresh`'s own, and each other one canonically equal to the fresh record at its
+    (table, key) is replaced by it (`_linked`, once per record read), as `_relinked` does."""
+    if fresh is None:
+        found = unshared(value, STATE_FIELDS)
+    else:
+        link = partial(_linked, fresh.records)
+        found = unshared(value, STATE_FIELDS, fresh.records, link)
     if not all(isinstance(o, dict) and set(o) == set(OBSERVATION_FIELDS) for o in found):
         raise ValueError("not a list of liveness observations")
     return found

@@ -24,6 +24,11 @@ Liveness observations are written by their states' parts (`shared`): tau2's stat
 the same records after every call, and writing each distinct part once made two tau2
 tools' entries 4.2 MB instead of 50.1 MB, read in 0.44 s instead of 3.53 s
 (bench/setup_cache_read.py, results/bench/setup-cache-read-2026-12-04.md).
+A record a state shares with the target's fresh environment (tau2's untouched records, the
+very objects of a fresh snapshot) is written as a reference to it, and read back as the
+fresh snapshot's own object, with no comparison: the entry's key holds the fresh
+snapshot's digest (`pair_scoring`), so a reference is only read against the environment it
+was written from.
 
 Verified, not trusted: an entry is used only when its first line parses and holds the key
 asked for, its value's bytes hash to the digest stored there, and the value parses and
@@ -37,14 +42,15 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 from harness.execution.atomic import write_bytes
 
-SETUP_CACHE_SCHEMA_VERSION = 2  # 2: the value on a line of its own, hashed as read
+SETUP_CACHE_SCHEMA_VERSION = 3  # 2: the value on a line of its own, hashed as read;
+# 3: a record shared with the fresh environment written as a reference to it
 FOLDER = ".setup-cache"  # under results/: ignored by git with every other local run folder
 T = TypeVar("T")
 
@@ -175,9 +181,17 @@ def content_digest(value: Any) -> str:
 SHARED_DEPTH = 2
 
 
-def shared(items: list[dict[str, Any]], fields: tuple[str, ...]) -> dict[str, Any]:
+Record = tuple[str, ...]  # where a state's record is, at depth SHARED_DEPTH: (table, key)
+
+
+def shared(
+    items: list[dict[str, Any]],
+    fields: tuple[str, ...],
+    fresh: Mapping[Record, Any] | None = None,
+) -> dict[str, Any]:
     """`items` for the cache with each value of `fields` written as its parts: a dict
-    above `SHARED_DEPTH` as {"d": {key: part}}, anything else as {"s": index} into "parts",
+    above `SHARED_DEPTH` as {"d": {key: part}}, a record that is the very object `fresh`
+    holds at its (table, key) as {"f": 1}, anything else as {"s": index} into "parts",
     where each distinct value is written once. Distinct means unequal in Python, not only
     in canonical JSON: a tuple and an equal list, or {1: x} and {"1": x}, stay two parts,
     so `SetupCache.put` sees the one JSON would change and refuses the entry. Raises
@@ -188,9 +202,11 @@ def shared(items: list[dict[str, Any]], fields: tuple[str, ...]) -> dict[str, An
     # its JSON is not written out again to find it (by id, while `items` holds every node)
     placed: dict[int, int] = {}
 
-    def part(node: Any, depth: int) -> dict[str, Any]:
-        if depth < SHARED_DEPTH and isinstance(node, dict):
-            return {"d": {key: part(value, depth + 1) for key, value in node.items()}}
+    def part(node: Any, path: Record) -> dict[str, Any]:
+        if len(path) < SHARED_DEPTH and isinstance(node, dict):
+            return {"d": {key: part(value, (*path, key)) for key, value in node.items()}}
+        if fresh is not None and len(path) == SHARED_DEPTH and fresh.get(path) is node:
+            return {"f": 1}
         at = placed.get(id(node))
         if at is None:
             key = _canonical(node)
@@ -202,20 +218,38 @@ def shared(items: list[dict[str, Any]], fields: tuple[str, ...]) -> dict[str, An
             placed[id(node)] = at
         return {"s": at}
 
-    written = [item | {name: part(item[name], 0) for name in fields} for item in items]
+    written = [item | {name: part(item[name], ()) for name in fields} for item in items]
     return {"parts": parts, "items": written}
 
 
-def unshared(value: Any, fields: tuple[str, ...]) -> list[dict[str, Any]]:
+def unshared(
+    value: Any,
+    fields: tuple[str, ...],
+    fresh: Mapping[Record, Any] | None = None,
+    link: Callable[[Record, Any], Any] | None = None,
+) -> list[dict[str, Any]]:
     """The items `shared` wrote, each repeated part one object shared by every item that
-    holds it (read only, like every observation); a malformed value raises."""
+    holds it (read only, like every observation); a reference {"f": 1} the record `fresh`
+    holds at its (table, key); each other record at that depth `link((table, key), part)`
+    when given, once for each part at each (table, key). A malformed value, or a reference
+    to a record `fresh` lacks, raises ValueError."""
     parts = value["parts"]
+    linked: dict[tuple[Record, int], Any] = {}
 
-    def whole(node: dict[str, Any]) -> Any:
+    def whole(node: dict[str, Any], path: Record) -> Any:
         if set(node) == {"d"}:
-            return {key: whole(part) for key, part in node["d"].items()}
+            return {key: whole(part, (*path, key)) for key, part in node["d"].items()}
         if set(node) == {"s"} and type(node["s"]) is int and node["s"] >= 0:
-            return parts[node["s"]]
+            if link is None or len(path) != SHARED_DEPTH:
+                return parts[node["s"]]
+            at = (path, node["s"])
+            if at not in linked:
+                linked[at] = link(path, parts[node["s"]])
+            return linked[at]
+        if node == {"f": 1} and len(path) == SHARED_DEPTH and fresh is not None:
+            if path in fresh:
+                return fresh[path]
+            raise ValueError(f"a reference to a record the fresh environment lacks: {path}")
         raise ValueError(f"not a shared part: {sorted(node)}")
 
-    return [item | {name: whole(item[name]) for name in fields} for item in value["items"]]
+    return [item | {name: whole(item[name], ()) for name in fields} for item in value["items"]]
