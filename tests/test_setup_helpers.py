@@ -163,3 +163,36 @@ def test_a_run_stopped_while_its_helpers_work_ends_them_and_keeps_nothing(
     assert err.strip().splitlines()[-1].startswith("interrupted: 0 of "), err
     assert wait_until(lambda: not session_members(run.pid), 5)
     assert not (root / "results").exists()  # the run made it: removed, the cache with it
+
+
+def test_a_helper_holds_one_targets_set_up_at_a_time(monkeypatch) -> None:
+    """What a helper completes for a target is dropped from its context once the target is
+    done (written to the cache, or failed), so its next target starts with none of it;
+    what the run held before the fork, of other targets, stays."""
+    from harness.execution import pair_scoring
+
+    tables = ("baselines", "observations", "grades", "coverage", "evaluation_keys", "evaluations")
+    held: list[list[str]] = []
+
+    def complete(ctx, pairs, cache) -> None:
+        (name,) = {pair.mutant.target for pair in pairs}
+        held.append(sorted({key[0] for table in tables for key in getattr(ctx, table)}))
+        for table in tables:
+            getattr(ctx, table)[(name, "x")] = object()
+        ctx.reuse.update({pair.pair_id: object() for pair in pairs})
+        if name == "failing":
+            raise RuntimeError("no")
+
+    monkeypatch.setattr(pair_scoring, "complete_context", complete)
+    ctx = SimpleNamespace(**{table: {} for table in tables}, reuse={"before": 1})
+    ctx.baselines[("run", "x")] = "before"
+    for name in ("first", "failing", "last"):
+        pairs = [
+            SimpleNamespace(mutant=SimpleNamespace(target=name), tool=t, pair_id=f"{name}{t}")
+            for t in "ab"
+        ]
+        with contextlib.suppress(RuntimeError):
+            pair_scoring._completed_and_dropped(ctx, pairs, None)
+    assert held == [["run"], ["run"], ["run"]]
+    assert ctx.baselines == {("run", "x"): "before"} and ctx.reuse == {"before": 1}
+    assert all(getattr(ctx, table) == {} for table in tables[1:])

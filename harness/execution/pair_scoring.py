@@ -233,6 +233,8 @@ def complete_baselines(
 
 
 def _baseline_parts(ctx: RunContext, name: str, tool: str) -> dict[str, Any]:
+    """The key parts of what the checker computed on a tool (its baseline, coverage record
+    and reuse): the checker, the target and the tool."""
     return {"checker": ctx.checker_label(), "target": name, "tool": tool}
 
 
@@ -276,7 +278,7 @@ def prepared_context(job: RunJob, pairs: list[DrawnPair], helpers: int = 1) -> R
     if helpers > 1 and _hash_seed_fixed():  # only a cache the run trusts carries their work
         in_folder = read_verified_json(job.folder / "baseline.json") or {}
         needed = partial(_lacks_baseline, ctx, in_folder)
-        helped = compute_in_helpers(ctx, pairs, helpers, needed, complete_context)
+        helped = compute_in_helpers(ctx, pairs, helpers, needed, _completed_and_dropped)
         if helped is not None:
             ctx.setup.adopt(helped.processes, helped.stored, helped.refused, helped.written)
     # only what the pairs to score need: rows depend on the original tool alone, so a
@@ -289,6 +291,29 @@ def prepared_context(job: RunJob, pairs: list[DrawnPair], helpers: int = 1) -> R
     if job.on_prepared is not None:
         job.on_prepared(summary)
     return ctx
+
+
+def _completed_and_dropped(ctx: RunContext, pairs: list[DrawnPair], cache: Path | None) -> None:
+    """In a set-up helper: `complete_context` for one target's pairs (into the set-up
+    cache), then that target's set-up dropped from the helper's context, so a helper holds
+    one target's at a time. The run reads it back from the cache, and no other target's
+    set-up depends on it (every entry's key parts name its target)."""
+    try:
+        complete_context(ctx, pairs, cache)
+    finally:
+        names = {pair.mutant.target for pair in pairs}
+        for table in (
+            ctx.baselines,
+            ctx.observations,
+            ctx.grades,
+            ctx.coverage,
+            ctx.evaluation_keys,
+            ctx.evaluations,
+        ):
+            for key in [key for key in table if key[0] in names]:
+                del table[key]
+        for pair in pairs:
+            ctx.reuse.pop(pair.pair_id, None)
 
 
 SETUP_LOG = logging.getLogger("harness.setup")  # `harness run` prints these lines
@@ -652,7 +677,7 @@ def complete_coverage(
         known = cached["tools"].get(f"{name}:{tool}")
         record = None if known is None else ToolCoverage.model_validate(known)
         if record is None or not record.covers(names[name].packages, wanted):
-            parts = {"checker": ctx.checker_label(), "target": name, "tool": tool}
+            parts = _baseline_parts(ctx, name, tool)  # the checker's run is in the record
             record = _cached(
                 ctx,
                 "coverage",
@@ -695,7 +720,7 @@ def complete_coverage(
             "evaluations": [None if e is None else sorted(e) for e in evaluations.values()],
             "reference_checker": checker_reusable,
         }
-        parts = {"checker": ctx.checker_label(), "target": name, "tool": tool}
+        parts = _baseline_parts(ctx, name, tool)
         parts["inputs"] = content_digest(inputs)  # what the reuse follows from, beside the freeze
         table = _cached(ctx, "reuse", parts, _reuse_table, partial(_holds_each, its))
         if table is None:
