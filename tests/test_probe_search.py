@@ -103,3 +103,50 @@ def test_passing_a_harvested_list_makes_the_check_forget_its_truths():
     start.search.truths({"attendees": []})
     check.forget_truths()
     assert not start.search._truths and not check._harvests
+
+
+def _table_search(text: str, pool: list) -> AssignmentSearch:
+    """A search over one argument `x` with one precondition `text`, due at `x`."""
+    target = load_target("toy_domain")
+    contract = next(c for c in compile_target(target).values() if c.preconditions)
+    clause = contract.preconditions[0]
+    search = AssignmentSearch(contract, {"x": pool}, {})
+    search.order = ("x",)
+    search._due = {0: [type(clause)(clause.clause, compile_predicate(text))]}
+    return search
+
+
+def test_a_search_tells_a_string_from_a_value_written_the_same():
+    """A truth's key holds a str as it is and anything else by its repr (memoised while
+    the search runs): the string "['a']" and the list ['a'] are two assignments."""
+    search = _table_search("args.x == ['a']", ["['a']", ["a"]])
+    assert search.find() == {"x": ["a"]}
+    search = _table_search("args.x == 1", [True, 1.0, 1])
+    assert search.find() == {"x": 1}
+    assert search._reprs is None  # the memo lasts one search
+
+
+def test_a_harvest_of_tables_is_the_whole_walk_and_shared_by_identical_states():
+    """A state made of tables of records is harvested from its tables' partials: the same
+    harvest as walking it whole; one harvest object for two states holding the very same
+    records; a changed record, or a state with anything but tables, harvested anew."""
+    from harness.checker import probes
+
+    records = {f"u{i}": {"name": f"n{i}", "age": i, "tags": [f"t{i}"]} for i in range(50)}
+    orders = {"o1": {"user": "u1", "items": [1, 2], "price": 2.5}}
+    first = {"users": dict(records), "orders": dict(orders)}
+    second = {"users": dict(records), "orders": dict(orders)}  # new tables, same records
+    found = probes.harvest(first)
+    assert found == probes._harvested(first, None)  # as the walk finds it
+    assert probes.harvest(second) is found
+    changed = {"users": {**records, "u3": {"name": "x", "age": 3, "tags": []}}, "orders": orders}
+    again = probes.harvest(changed)
+    assert again is not found and again == probes._harvested(changed, None)
+    assert "x" in again.strings and "n3" not in again.strings
+    mixed = {"users": dict(records), "count": 3}
+    assert (
+        probes.harvest(mixed) == probes._harvested(mixed, None) and 3 in probes.harvest(mixed).ints
+    )
+    hint = list[str]
+    assert probes._fitting_lists(found, hint) == probes._fitting(found.lists, hint)
+    assert probes._fitting_lists(found, hint) is probes._fitting_lists(probes.harvest(second), hint)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import enum
 import functools
 import itertools
+import operator
 import random
 import types
 import typing
@@ -135,16 +136,66 @@ class Harvest:
 _Partial = tuple[set[str], set[str], set[int], set[float], dict[str, list[Any]]]
 _RECORDS: dict[int, tuple[Any, _Partial]] = {}
 _RECORD_ENTRIES = 100_000
+# Partial harvests of tables (dicts one level down whose values are all records) by their
+# keys: a tau2 snapshot builds each table anew, but one whose records are the very objects
+# a table walked before held (every record of a fresh snapshot) has that table's partial,
+# merged at once instead of record by record. The few last tables of each set of keys are
+# kept, each pinning its records (a changed record makes another table of the same keys).
+_TABLES: dict[tuple[Any, ...], list[tuple[tuple[Any, ...], _Partial]]] = {}
+_TABLE_ENTRIES = 256  # sets of keys
+_TABLES_PER_KEYS = 4
+
+
+# Whole harvests of states made of tables of records only, by their keys and the partial
+# harvests of their tables (`_table`): two snapshots whose tables hold the very same records
+# (every fresh tau2 snapshot) have one harvest, sorted once. Entries pin their partials.
+_HARVESTS: dict[tuple[Any, ...], tuple[tuple[_Partial, ...], Harvest]] = {}
+_HARVEST_ENTRIES = 256
 
 
 def harvest(state: JSON) -> Harvest:
-    """Collection keys (keys of dicts whose values are records), scalar leaves, list leaves."""
+    """Collection keys (keys of dicts whose values are records), scalar leaves, list leaves.
+    Read only: one harvest may be given for many states (`_HARVESTS`)."""
+    if not _of_tables(state):
+        return _harvested(state, None)
+    tables = tuple(_table(table) for table in state.values())
+    key = (tuple(state), tuple(map(id, tables)))
+    hit = _HARVESTS.get(key)
+    if hit is None or not all(map(operator.is_, hit[0], tables)):
+        if len(_HARVESTS) >= _HARVEST_ENTRIES:
+            _HARVESTS.clear()
+        hit = _HARVESTS[key] = (tables, _harvested(state, tables))
+    return hit[1]
+
+
+def _of_tables(state: JSON) -> bool:
+    """Whether `state` is a dict of tables of records, nothing else (see `_table`)."""
+    return (
+        isinstance(state, dict)
+        and bool(state)
+        and all(isinstance(table, dict) and _is_table(table) for table in state.values())
+    )
+
+
+def _is_table(node: dict[Any, Any]) -> bool:
+    return bool(node) and all(isinstance(v, dict) for v in node.values())
+
+
+def _harvested(state: JSON, tables: tuple[_Partial, ...] | None) -> Harvest:
+    """`state`'s harvest, walked whole, or from the partials of its `tables` when it is made
+    of tables only (as `_walk` would merge them)."""
     keys: set[str] = set()
     strings: set[str] = set()
     ints: set[int] = set()
     floats: set[float] = set()
     lists: dict[str, list[Any]] = {}
-    _walk(state, (keys, strings, ints, floats, lists), 0)
+    into = (keys, strings, ints, floats, lists)
+    if tables is None:
+        _walk(state, into, 0)
+    else:  # _walk_dict of a dict of tables: its keys are collection keys, then each table
+        keys.update(state)
+        for partial in tables:
+            _merge(into, partial)
     return Harvest(
         sorted(keys),
         sorted(strings - keys),
@@ -154,9 +205,17 @@ def harvest(state: JSON) -> Harvest:
     )
 
 
+def _merge(into: _Partial, partial: _Partial) -> None:
+    for mine, theirs in zip(into, partial, strict=True):
+        mine.update(theirs)  # type: ignore[attr-defined]
+
+
 def _walk(node: JSON, into: _Partial, depth: int) -> None:
     _, strings, ints, floats, lists = into
     if isinstance(node, dict):
+        if depth == 1 and _is_table(node):
+            _merge(into, _table(node))
+            return
         if depth == 2:
             hit = _RECORDS.get(id(node))
             if hit is None or hit[0] is not node:
@@ -165,8 +224,7 @@ def _walk(node: JSON, into: _Partial, depth: int) -> None:
                 if len(_RECORDS) >= _RECORD_ENTRIES:
                     _RECORDS.clear()
                 hit = _RECORDS[id(node)] = (node, partial)
-            for mine, theirs in zip(into, hit[1], strict=True):
-                mine.update(theirs)  # type: ignore[attr-defined]
+            _merge(into, hit[1])
             return
         _walk_dict(node, into, depth)
     elif isinstance(node, list):
@@ -181,6 +239,26 @@ def _walk(node: JSON, into: _Partial, depth: int) -> None:
         ints.add(node)
     elif isinstance(node, float):
         floats.add(node)
+
+
+def _table(node: dict[str, Any]) -> _Partial:
+    """The partial harvest of a table of records (`_TABLES`): walked as `_walk` walks it
+    into an empty partial, unless a table of the same keys held the very same records."""
+    keys, records = tuple(node), tuple(node.values())
+    kept = _TABLES.get(keys)
+    if kept is None:
+        if len(_TABLES) >= _TABLE_ENTRIES:
+            _TABLES.clear()
+        kept = _TABLES[keys] = []
+    for at, (held, partial) in enumerate(kept):
+        if all(map(operator.is_, held, records)):
+            kept.insert(0, kept.pop(at))
+            return partial
+    partial = (set(), set(), set(), set(), {})
+    _walk_dict(node, partial, 1)
+    kept.insert(0, (records, partial))
+    del kept[_TABLES_PER_KEYS:]
+    return partial
 
 
 def _walk_dict(node: dict[str, Any], into: _Partial, depth: int) -> None:
@@ -301,7 +379,12 @@ def candidate_pool(
     else:  # the well-typed values only, then drawn lazily (`seeded_order`)
         # harvested str / int / float values fit their own plain type by construction
         plain = hint is None or hint is Any or (hint in (str, int, float) and hint.__name__ == base)
-        kept = seeded_order(harvested if plain else _fitting(harvested, hint), rng)
+        if plain:
+            kept = seeded_order(harvested, rng)
+        elif base == "list":  # `harvested` is a copy of found.lists: typed once a harvest
+            kept = seeded_order(_fitting_lists(found, hint), rng)
+        else:
+            kept = seeded_order(_fitting(harvested, hint), rng)
     ill_typed: list[JSON] = []
     if hint is not None:
         # An ill-typed edge ("" for a Literal) goes last: the happy-path search meets every
@@ -344,6 +427,24 @@ def _fitting(values: list[JSON], hint: Any) -> list[JSON]:
         elif fit(value):
             out.append(value)
     return out
+
+
+# _fitting of a harvest's lists by (annotation, id of the harvest's list of lists): one
+# harvest serves many states (`harvest`), and each pool of a list argument typed them all.
+# Entries pin the list they typed.
+_LIST_FITS: dict[tuple[Any, int], tuple[list[Any], list[JSON]]] = {}
+_LIST_FITS_ENTRIES = 1024
+
+
+def _fitting_lists(found: Harvest, hint: Any) -> list[JSON]:
+    """`_fitting(found.lists, hint)`, read only."""
+    key = (hint, id(found.lists))
+    hit = _LIST_FITS.get(key)
+    if hit is None or hit[0] is not found.lists:
+        if len(_LIST_FITS) >= _LIST_FITS_ENTRIES:
+            _LIST_FITS.clear()
+        hit = _LIST_FITS[key] = (found.lists, _fitting(found.lists, hint))
+    return hit[1]
 
 
 def seeded_order(values: list[JSON], rng: random.Random) -> Iterator[JSON]:
@@ -418,9 +519,12 @@ class AssignmentSearch:
             reads = [self.order.index(a) for a in clause.predicate.args_read if a in self.order]
             self._due.setdefault(max(reads, default=-1), []).append(clause)
         self.errors: dict[str, PredicateRuntimeError] = {}
-        # Truths by clause and the reprs of the argument values it reads (a repr tells JSON
-        # values apart by type and key order). Valid while no tool runs: see `forget`.
+        # Truths by clause and the argument values it reads: a str as it is, anything else
+        # by its repr (`_shown`; a repr tells JSON values apart by type and key order).
+        # Valid while no tool runs: see `forget`.
         self._truths: dict[tuple[Any, ...], bool | None] = {}
+        # id -> (value, (repr,)) while `find` runs (`_shown`), else None
+        self._reprs: dict[int, tuple[Any, tuple[str]]] | None = None
 
     def truth(self, clause: CompiledClause, args: Mapping[str, JSON]) -> bool | None:
         """The precondition's truth on `args`, or None when it cannot be evaluated. A
@@ -429,11 +533,25 @@ class AssignmentSearch:
         if names is None:
             names, values = tuple(args), tuple(args.values())
         else:
-            values = tuple(args.get(name, _ABSENT) for name in names)
-        key = (clause.id, names, tuple(map(repr, values)))
-        if key not in self._truths:
-            self._truths[key] = self._evaluate(clause, args)
-        return self._truths[key]
+            values = tuple([args.get(name, _ABSENT) for name in names])
+        shown = self._shown
+        key = (clause.id, names, tuple([v if type(v) is str else shown(v) for v in values]))
+        found = self._truths.get(key, _ABSENT)
+        if found is _ABSENT:
+            found = self._truths[key] = self._evaluate(clause, args)
+        return found
+
+    def _shown(self, value: Any) -> tuple[str]:
+        """A value's repr in a truth's key, as a 1-tuple so that no str value equals it.
+        While `find` searches, memoised by identity (a pool's lists are written out once a
+        search, not at every truth; entries pin their values): nothing changes a value
+        while a search runs, but a tool may change a list it was passed between two."""
+        if self._reprs is None:
+            return (repr(value),)
+        held = self._reprs.get(id(value))
+        if held is None or held[0] is not value:
+            held = self._reprs[id(value)] = (value, (repr(value),))
+        return held[1]
 
     def forget(self) -> None:
         """Drop the memoised truths: a tool may change in place a value it was passed, and
@@ -462,9 +580,6 @@ class AssignmentSearch:
         are all true, except `falsify`, which must be false."""
         spent = 0
 
-        def wanted(clause: CompiledClause) -> bool:
-            return clause.id != falsify
-
         orders: dict[str, list[JSON]] = {}  # built once: backtracking revisits each depth
 
         def ordered(name: str) -> list[JSON]:
@@ -477,11 +592,13 @@ class AssignmentSearch:
                     orders[name] = pool
             return orders[name]
 
+        due, truth = self._due, self.truth
+
         def consistent(depth: int, args: dict[str, JSON]) -> bool:
             nonlocal spent
-            for clause in self._due.get(depth, []):
+            for clause in due.get(depth, ()):
                 spent += 1
-                if self.truth(clause, args) is not wanted(clause):
+                if truth(clause, args) is not (clause.id != falsify):  # true but `falsify`
                     return False
             return True
 
@@ -500,9 +617,13 @@ class AssignmentSearch:
                 del args[name]
             return None
 
-        if not consistent(-1, {}):
-            return None
-        return extend(0, {})
+        self._reprs = {}
+        try:
+            if not consistent(-1, {}):
+                return None
+            return extend(0, {})
+        finally:
+            self._reprs = None
 
 
 def falsy(value: JSON) -> bool:
