@@ -13,8 +13,9 @@ with --old-recorded the old checker is timed with that corpus too (a checker of 
 later, which probes recorded pre-states: what the exhaustive pools run), and the ratio
 old/new is printed for the recorded runs as well. Only original tools are checked; no
 mutant, plan or ledger is touched. Prints one line per tool and the ratio old/new per
-target (geometric mean over tools, and total over total); the machine may be shared, so
-only the ratios of this sitting mean anything.
+target (geometric mean over tools, and total over total), then each child's peak RSS once
+its targets are loaded and after its last check (what the checker's memos came to hold);
+the machine may be shared, so only the ratios of this sitting mean anything.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ OLD_REV = "69c95e2"  # the adapter protocol commit: reference checker 1.2.0
 TAU2 = ("tau2-airline", "tau2-retail", "tau2-telecom")
 
 CHILD = r"""
-import json, sys, time
+import json, resource, sys, time
 from pathlib import Path
 import harness
 from harness.checker import REFERENCE_VERSION, ReferenceChecker, compile_target
@@ -53,7 +54,10 @@ for name in targets:
     loaded[name] = target
 checker = ReferenceChecker()
 tools = {name: sorted(t.contracts) for name, t in loaded.items()}
-print(json.dumps({"version": REFERENCE_VERSION, "package": harness.__file__, "tools": tools}))
+def peak():  # MiB: the most this process has held, as ru_maxrss counts it (KiB on Linux)
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+meta = {"version": REFERENCE_VERSION, "package": harness.__file__, "tools": tools}
+print(json.dumps(meta | {"peak_mib": peak()}))
 sys.stdout.flush()
 for line in sys.stdin:  # one "target tool" per line: check it once, answer the seconds
     name, tool = line.split()
@@ -61,6 +65,7 @@ for line in sys.stdin:  # one "target tool" per line: check it once, answer the 
     checker.check(loaded[name], [tool])
     print(time.perf_counter() - began)
     sys.stdout.flush()
+print(json.dumps({"peak_mib": peak()}))  # after every check: what the checker's memos hold
 """
 
 
@@ -80,6 +85,7 @@ class Child:
             cwd=tempfile.gettempdir(),  # so the worktree's harness is not found through cwd
         )
         self.meta = json.loads(self._line())
+        self.peak_after: float | None = None
 
     def _line(self) -> str:
         assert self.process.stdout is not None
@@ -95,8 +101,10 @@ class Child:
         return float(self._line())
 
     def close(self) -> None:
+        """End the child, keeping its peak memory after every check (`peak_after`)."""
         assert self.process.stdin is not None
         self.process.stdin.close()
+        self.peak_after = json.loads(self._line())["peak_mib"]
         self.process.wait()
 
 
@@ -173,6 +181,14 @@ def main() -> int:
                 f"{math.exp(sum(map(math.log, rec)) / len(rec)):.2f}; total old "
                 f"{total_old_rec:.2f} s, new {total_rec:.2f} s ({total_old_rec / total_rec:.2f}x)"
             )
+    names = ["old", "new", "new with recorded probes", "old with recorded probes"]
+    print(
+        "peak RSS of each checker's process (MiB), targets loaded -> after every check: "
+        + ", ".join(
+            f"{name} {child.meta['peak_mib']:.0f} -> {child.peak_after:.0f}"
+            for name, child in zip(names, children, strict=False)
+        )
+    )
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
