@@ -150,3 +150,39 @@ def test_a_harvest_of_tables_is_the_whole_walk_and_shared_by_identical_states():
     hint = list[str]
     assert probes._fitting_lists(found, hint) == probes._fitting(found.lists, hint)
     assert probes._fitting_lists(found, hint) is probes._fitting_lists(probes.harvest(second), hint)
+
+
+def test_the_harvest_memos_are_bounded_by_what_they_hold(monkeypatch):
+    """Past their bound of items, the table and harvest memos are emptied and start again:
+    the count they keep is what they hold, harvests found past the bound are the walk's,
+    and a state seen again after the memo emptied is harvested anew, equal to before."""
+    from harness.checker import probes
+
+    monkeypatch.setattr(probes, "_TABLES", {})
+    monkeypatch.setattr(probes, "_HARVESTS", {})
+    monkeypatch.setattr(probes, "_held", {"tables": 0, "harvests": 0})
+    monkeypatch.setattr(probes, "_HARVEST_ITEMS", 300)
+    monkeypatch.setattr(probes, "_TABLE_ITEMS", 400)
+
+    def state(i: int) -> dict:
+        return {"users": {f"u{j}": {"name": f"n{i}-{j}", "age": j} for j in range(20)}}
+
+    def held() -> tuple[int, int]:
+        tables = sum(
+            len(records) + probes._partial_size(partial)
+            for kept in probes._TABLES.values()
+            for records, partial in kept
+        )
+        harvests = sum(probes._harvest_size(found) for _, found in probes._HARVESTS.values())
+        return tables, harvests
+
+    states = [state(i) for i in range(12)]
+    firsts = [probes.harvest(s) for s in states]
+    assert held() == (probes._held["tables"], probes._held["harvests"])
+    assert 0 < probes._held["harvests"] <= 300 and 0 < probes._held["tables"] <= 400
+    assert len(probes._HARVESTS) < len(states)  # emptied on the way
+    assert all(f == probes._harvested(s, None) for f, s in zip(firsts, states, strict=True))
+    again = probes.harvest(states[0])  # long gone from the memo
+    assert again is not firsts[0] and again == firsts[0]
+    assert probes.harvest(states[0]) is again  # and kept again
+    assert held() == (probes._held["tables"], probes._held["harvests"])

@@ -179,8 +179,9 @@ def test_candidate_pool_uses_the_hint_and_the_declared_pool():
 
 
 def test_checker_version_bumped():
-    # 1.3 (issue 27): recorded-state probes; 1.4: closures; 1.5: harvests by table
-    assert REFERENCE_VERSION == "1.5.0"
+    # 1.3 (issue 27): recorded-state probes; 1.4: closures; 1.5: harvests by table;
+    # 1.5.1: the harvest memos bounded by size
+    assert REFERENCE_VERSION == "1.5.1"
 
 
 # --- friction 3: non-biconditional success warns ----------------------------------------------

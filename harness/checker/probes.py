@@ -141,9 +141,15 @@ _RECORD_ENTRIES = 100_000
 # a table walked before held (every record of a fresh snapshot) has that table's partial,
 # merged at once instead of record by record. The few last tables of each set of keys are
 # kept, each pinning its records (a changed record makes another table of the same keys).
+# Both memos below are bounded by what they hold as well as by their entries: once their
+# items (records pinned, values harvested) would pass the bound, they are emptied, so a
+# process that checks many tools holds at most a few snapshots' worth (a pair's child
+# checks one tool; `harness check` and library callers check many).
 _TABLES: dict[tuple[Any, ...], list[tuple[tuple[Any, ...], _Partial]]] = {}
 _TABLE_ENTRIES = 256  # sets of keys
 _TABLES_PER_KEYS = 4
+_TABLE_ITEMS = 1_000_000
+_held = {"tables": 0, "harvests": 0}  # items the two memos hold now
 
 
 # Whole harvests of states made of tables of records only, by their keys and the partial
@@ -151,6 +157,7 @@ _TABLES_PER_KEYS = 4
 # (every fresh tau2 snapshot) have one harvest, sorted once. Entries pin their partials.
 _HARVESTS: dict[tuple[Any, ...], tuple[tuple[_Partial, ...], Harvest]] = {}
 _HARVEST_ENTRIES = 256
+_HARVEST_ITEMS = 250_000
 
 
 def harvest(state: JSON) -> Harvest:
@@ -162,10 +169,30 @@ def harvest(state: JSON) -> Harvest:
     key = (tuple(state), tuple(map(id, tables)))
     hit = _HARVESTS.get(key)
     if hit is None or not all(map(operator.is_, hit[0], tables)):
-        if len(_HARVESTS) >= _HARVEST_ENTRIES:
+        found = _harvested(state, tables)
+        size = _harvest_size(found)
+        if hit is not None:
+            _held["harvests"] -= _harvest_size(hit[1])
+        if len(_HARVESTS) >= _HARVEST_ENTRIES or _held["harvests"] + size > _HARVEST_ITEMS:
             _HARVESTS.clear()
-        hit = _HARVESTS[key] = (tables, _harvested(state, tables))
+            _held["harvests"] = 0
+        hit = _HARVESTS[key] = (tables, found)
+        _held["harvests"] += size
     return hit[1]
+
+
+def _harvest_size(found: Harvest) -> int:
+    return (
+        len(found.keys)
+        + len(found.strings)
+        + len(found.ints)
+        + len(found.floats)
+        + len(found.lists)
+    )
+
+
+def _partial_size(partial: _Partial) -> int:
+    return sum(map(len, partial))
 
 
 def _of_tables(state: JSON) -> bool:
@@ -245,24 +272,30 @@ def _table(node: dict[str, Any]) -> _Partial:
     """The partial harvest of a table of records (`_TABLES`): walked as `_walk` walks it
     into an empty partial, unless a table of the same keys held the very same records."""
     keys, records = tuple(node), tuple(node.values())
-    kept = _TABLES.get(keys)
-    if kept is None:
-        if len(_TABLES) >= _TABLE_ENTRIES:
-            _TABLES.clear()
-        kept = _TABLES[keys] = []
-    for at, (held, partial) in enumerate(kept):
+    for at, (held, partial) in enumerate(_TABLES.get(keys, ())):
         if all(map(operator.is_, held, records)):
+            kept = _TABLES[keys]
             kept.insert(0, kept.pop(at))
             return partial
     partial = (set(), set(), set(), set(), {})
     _walk_dict(node, partial, 1)
+    size = len(records) + _partial_size(partial)
+    if (keys not in _TABLES and len(_TABLES) >= _TABLE_ENTRIES) or _held[
+        "tables"
+    ] + size > _TABLE_ITEMS:
+        _TABLES.clear()
+        _held["tables"] = 0
+    kept = _TABLES.setdefault(keys, [])
     kept.insert(0, (records, partial))
+    _held["tables"] += size
+    for dropped_records, dropped in kept[_TABLES_PER_KEYS:]:
+        _held["tables"] -= len(dropped_records) + _partial_size(dropped)
     del kept[_TABLES_PER_KEYS:]
     return partial
 
 
 def _walk_dict(node: dict[str, Any], into: _Partial, depth: int) -> None:
-    if node and all(isinstance(v, dict) for v in node.values()):
+    if _is_table(node):
         into[0].update(node)
     for value in node.values():
         _walk(value, into, depth + 1)
