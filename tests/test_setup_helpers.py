@@ -168,10 +168,18 @@ def test_a_run_stopped_while_its_helpers_work_ends_them_and_keeps_nothing(
 def test_a_helper_holds_one_targets_set_up_at_a_time(monkeypatch) -> None:
     """What a helper completes for a target is dropped from its context once the target is
     done (written to the cache, or failed), so its next target starts with none of it;
-    what the run held before the fork, of other targets, stays."""
+    what the run held before the fork, of other targets, stays. Every table of the
+    context keyed by (target, ...) is dropped, whichever tables it has."""
+    import dataclasses
+
     from harness.execution import pair_scoring
 
-    tables = ("baselines", "observations", "grades", "coverage", "evaluation_keys", "evaluations")
+    tables = tuple(
+        f.name
+        for f in dataclasses.fields(pair_scoring.RunContext)
+        if f.default_factory is dict and f.name != "reuse"  # type: ignore[comparison-overlap]
+    )
+    assert {"baselines", "observations", "grades", "coverage", "evaluations"} <= set(tables)
     held: list[list[str]] = []
 
     def complete(ctx, pairs, cache) -> None:
@@ -184,7 +192,8 @@ def test_a_helper_holds_one_targets_set_up_at_a_time(monkeypatch) -> None:
             raise RuntimeError("no")
 
     monkeypatch.setattr(pair_scoring, "complete_context", complete)
-    ctx = SimpleNamespace(**{table: {} for table in tables}, reuse={"before": 1})
+    ctx = pair_scoring.RunContext(None, "f", False, None, {}, None)  # type: ignore[arg-type]
+    ctx.reuse["before"] = 1  # type: ignore[assignment]
     ctx.baselines[("run", "x")] = "before"
     for name in ("first", "failing", "last"):
         pairs = [

@@ -99,6 +99,16 @@ class RunContext:
     def checker_label(self) -> str:
         return f"{self.checker.name} {self.checker.version}"
 
+    def drop_targets(self, names: set[str], pair_ids: list[str]) -> None:
+        """Forget the set-up of targets `names` (every table keyed by (target, ...)) and
+        the reuse of `pair_ids`."""
+        for table in vars(self).values():
+            if isinstance(table, dict | set):
+                for key in [k for k in table if isinstance(k, tuple) and k[0] in names]:
+                    table.discard(key) if isinstance(table, set) else table.pop(key)
+        for pair_id in pair_ids:
+            self.reuse.pop(pair_id, None)
+
 
 @dataclass(frozen=True)
 class PreparedSetup:
@@ -301,19 +311,7 @@ def _completed_and_dropped(ctx: RunContext, pairs: list[DrawnPair], cache: Path 
     try:
         complete_context(ctx, pairs, cache)
     finally:
-        names = {pair.mutant.target for pair in pairs}
-        for table in (
-            ctx.baselines,
-            ctx.observations,
-            ctx.grades,
-            ctx.coverage,
-            ctx.evaluation_keys,
-            ctx.evaluations,
-        ):
-            for key in [key for key in table if key[0] in names]:
-                del table[key]
-        for pair in pairs:
-            ctx.reuse.pop(pair.pair_id, None)
+        ctx.drop_targets({pair.mutant.target for pair in pairs}, [p.pair_id for p in pairs])
 
 
 SETUP_LOG = logging.getLogger("harness.setup")  # `harness run` prints these lines

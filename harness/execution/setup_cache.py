@@ -246,7 +246,9 @@ def unshared(
             if at not in linked:
                 linked[at] = link(path, parts[node["s"]])
             return linked[at]
-        if node == {"f": 1} and len(path) == SHARED_DEPTH and fresh is not None:
+        if set(node) == {"f"} and type(node["f"]) is int and node["f"] == 1:
+            if len(path) != SHARED_DEPTH or fresh is None:
+                raise ValueError(f"a reference to a fresh record where none can be: {path}")
             if path in fresh:
                 return fresh[path]
             raise ValueError(f"a reference to a record the fresh environment lacks: {path}")
