@@ -186,3 +186,16 @@ def test_the_harvest_memos_are_bounded_by_what_they_hold(monkeypatch):
     assert again is not firsts[0] and again == firsts[0]
     assert probes.harvest(states[0]) is again  # and kept again
     assert held() == (probes._held["tables"], probes._held["harvests"])
+
+    # tables of other keys each (no trimming to 4 a set of keys): the table memo's own bound
+    def keyed(i: int) -> dict:
+        return {"users": {f"u{i}-{j}": {"name": f"m{j}", "age": j} for j in range(20)}}
+
+    keys_seen = []
+    for i in range(12):
+        found = probes.harvest(keyed(i))
+        assert found == probes._harvested(keyed(i), None)
+        keys_seen.append(len(probes._TABLES))
+        assert held() == (probes._held["tables"], probes._held["harvests"])
+        assert probes._held["tables"] <= 400
+    assert keys_seen != sorted(keys_seen)  # the table memo emptied on the way

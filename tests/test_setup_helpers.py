@@ -177,7 +177,7 @@ def test_a_helper_holds_one_targets_set_up_at_a_time(monkeypatch) -> None:
     tables = tuple(
         f.name
         for f in dataclasses.fields(pair_scoring.RunContext)
-        if f.default_factory is dict and f.name != "reuse"  # type: ignore[comparison-overlap]
+        if f.default_factory is dict and f.name != "reuse"
     )
     assert {"baselines", "observations", "grades", "coverage", "evaluations"} <= set(tables)
     held: list[list[str]] = []
@@ -187,6 +187,7 @@ def test_a_helper_holds_one_targets_set_up_at_a_time(monkeypatch) -> None:
         held.append(sorted({key[0] for table in tables for key in getattr(ctx, table)}))
         for table in tables:
             getattr(ctx, table)[(name, "x")] = object()
+        ctx.warmed.add((name, "x"))  # a set keyed by target too
         ctx.reuse.update({pair.pair_id: object() for pair in pairs})
         if name == "failing":
             raise RuntimeError("no")
@@ -205,3 +206,4 @@ def test_a_helper_holds_one_targets_set_up_at_a_time(monkeypatch) -> None:
     assert held == [["run"], ["run"], ["run"]]
     assert ctx.baselines == {("run", "x"): "before"} and ctx.reuse == {"before": 1}
     assert all(getattr(ctx, table) == {} for table in tables[1:])
+    assert ctx.warmed == set()
