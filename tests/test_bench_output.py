@@ -101,6 +101,7 @@ PUBLISHED = BENCH.parent / "results" / "reference" / "closed_world" / "a2b36cd35
         ("pool_dask.py", []),
         ("first_row.py", []),
         ("report_time.py", []),
+        ("checker_memos.py", []),
     ],
 )
 def test_each_script_refuses_a_bad_label_before_any_work(script: str, extra: list[str]) -> None:
