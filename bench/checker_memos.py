@@ -21,13 +21,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from common import REPO, add_output_options, load, output_stem, today
+from common import REPO, TAU2, add_output_options, load, output_stem, today
 
 from harness.checker import REFERENCE_VERSION, ReferenceChecker, compile_target, probes
 from harness.targets.recorded import attach_probe_half
 from harness.targets.registry import load_target
-
-TAU2 = ("tau2-airline", "tau2-retail", "tau2-telecom")
 
 
 def _emptied() -> None:

@@ -31,9 +31,9 @@ import tempfile
 from io import BytesIO
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from common import REPO, TAU2
+
 OLD_REV = "69c95e2"  # the adapter protocol commit: reference checker 1.2.0
-TAU2 = ("tau2-airline", "tau2-retail", "tau2-telecom")
 
 CHILD = r"""
 import json, resource, sys, time

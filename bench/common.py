@@ -33,6 +33,7 @@ from harness.targets.adapter import GraderAdapter
 from harness.targets.registry import Target
 
 REPO = Path(__file__).resolve().parent.parent
+TAU2 = ("tau2-airline", "tau2-retail", "tau2-telecom")  # the default targets of the checker benches
 RESULTS = REPO / "results" / "bench"
 
 
