@@ -65,6 +65,37 @@ def test_untouched_records_are_shared_between_snapshots():
     assert after["users"]["ethan_garcia_1261"] != before["users"]["ethan_garcia_1261"]
 
 
+def test_a_snapshot_is_the_whole_dump_whatever_a_call_did_to_its_tables():
+    """Records read, changed, added, deleted and added again: each table's snapshot is the
+    dump of every record in the table's order, sharing the pristine JSON where unchanged."""
+    adapter = Tau2Adapter("airline")
+
+    def dumped(env):
+        return {
+            name: {k: r.model_dump(mode="json") for k, r in dict.items(table)}
+            for name, table in env.instances[""].db
+        }
+
+    env = adapter.fresh()
+    pristine = adapter.snapshot(env)
+    users = env.instances[""].db.users
+    first, second, *_ = list(dict.keys(users))
+    users[first]  # read, unchanged: still the pristine JSON
+    users[second].name.first_name = "Changed"  # read and changed, same keys in order
+    snapshot = adapter.snapshot(env)
+    assert snapshot == dumped(env) and list(snapshot["users"]) == list(pristine["users"])
+    assert snapshot["users"][first] is pristine["users"][first]
+    assert snapshot["users"][second]["name"]["first_name"] == "Changed"
+    users["added"] = users[second]  # added, then deleted again: the same keys once more
+    del users["added"]
+    assert adapter.snapshot(env) == dumped(env)
+    moved = users.pop(first)  # deleted and added again: the keys in another order
+    users[first] = moved
+    snapshot = adapter.snapshot(env)
+    assert snapshot == dumped(env) and list(snapshot["users"])[-1] == first
+    assert list(snapshot["users"]) == list(dict.keys(users))
+
+
 def test_copy_on_read_dict_never_changes_the_pristine_record():
     pristine = {"a": {"x": 1}}
     table = CopyOnReadDict(dict(pristine))
