@@ -113,3 +113,23 @@ def test_strictness_survives_the_fast_path():
     assert not canonical_equal({"a": float("nan")}, {"a": float("nan")})
     assert canonical_equal({"a": 1, "t": 2}, {"a": 1, "t": 3}, masks=[("t",)])
     assert mask_state({"l": [{"x": 1}, 2]}, [("l", "0")]) == {"l": [{}, 2]}
+
+
+def test_a_table_of_shared_records_differs_only_where_a_record_changed():
+    """A snapshot's table shares its untouched records with the other snapshot's: only the
+    changed, added or removed ones are walked and reported, in sorted key order."""
+    records = {f"r{i}": {"n": i, "tags": ["x", i]} for i in range(300)}
+    a, b = {"t": dict(records)}, {"t": dict(records)}
+    b["t"]["r7"] = {"n": -1, "tags": ["x", 7]}
+    b["t"]["r70"] = {"n": 70, "tags": ["x", 70.0]}
+    del b["t"]["r5"]
+    b["t"]["r300"] = {"n": 300}
+    for limit in (1, 2, 50):
+        expected: list = []
+        plain_diff(a, b, (), [], STRICT, expected, limit)
+        got = diff(a, b, limit=limit)
+        assert repr(got) == repr(expected)
+    paths = [d.path for d in diff(a, b)]
+    assert paths == [("t", "r300"), ("t", "r5"), ("t", "r7", "n"), ("t", "r70", "tags", 1)]
+    assert diff(a, b, masks=[("t", "r7")])[2].path == ("t", "r70", "tags", 1)
+    assert not canonical_equal(a, b) and canonical_equal(a, {"t": dict(records)})

@@ -160,7 +160,7 @@ def test_the_harvest_memos_are_bounded_by_what_they_hold(monkeypatch):
 
     monkeypatch.setattr(probes, "_TABLES", {})
     monkeypatch.setattr(probes, "_HARVESTS", {})
-    monkeypatch.setattr(probes, "_held", {"tables": 0, "harvests": 0})
+    monkeypatch.setattr(probes, "_held", {"tables": 0, "harvests": 0, "dropped": 0})
     monkeypatch.setattr(probes, "_HARVEST_ITEMS", 300)
     monkeypatch.setattr(probes, "_TABLE_ITEMS", 400)
 
@@ -174,11 +174,16 @@ def test_the_harvest_memos_are_bounded_by_what_they_hold(monkeypatch):
             for records, partial in kept
         )
         harvests = sum(probes._harvest_size(found) for _, found in probes._HARVESTS.values())
+        # and a whole harvest pins only partials the table memo keeps (so counts them)
+        kept = {id(partial) for k in probes._TABLES.values() for _, partial in k}
+        assert all(id(p) in kept for tables, _ in probes._HARVESTS.values() for p in tables)
         return tables, harvests
 
     states = [state(i) for i in range(12)]
-    firsts = [probes.harvest(s) for s in states]
-    assert held() == (probes._held["tables"], probes._held["harvests"])
+    firsts = []
+    for s in states:  # one set of keys: each table past the 4th pushes the oldest out
+        firsts.append(probes.harvest(s))
+        assert held() == (probes._held["tables"], probes._held["harvests"])
     assert 0 < probes._held["harvests"] <= 300 and 0 < probes._held["tables"] <= 400
     assert len(probes._HARVESTS) < len(states)  # emptied on the way
     assert all(f == probes._harvested(s, None) for f, s in zip(firsts, states, strict=True))
@@ -199,3 +204,48 @@ def test_the_harvest_memos_are_bounded_by_what_they_hold(monkeypatch):
         assert held() == (probes._held["tables"], probes._held["harvests"])
         assert probes._held["tables"] <= 400
     assert keys_seen != sorted(keys_seen)  # the table memo emptied on the way
+
+
+def test_a_table_pushed_out_of_its_keys_does_not_empty_a_memo_it_fits(monkeypatch):
+    """A fifth table of the same keys replaces the oldest: the bound is checked on what is
+    kept after that, so a memo holding exactly its bound is not emptied by it, and the
+    harvest made from the table pushed out goes with it."""
+    from harness.checker import probes
+
+    def state(i: int) -> dict:
+        return {"users": {f"u{j}": {"name": f"n{i}-{j}"} for j in range(10)}}
+
+    monkeypatch.setattr(probes, "_TABLES", {})
+    monkeypatch.setattr(probes, "_HARVESTS", {})
+    monkeypatch.setattr(probes, "_held", {"tables": 0, "harvests": 0, "dropped": 0})
+    probes.harvest(state(0))
+    one = probes._held["tables"]  # 10 records, 10 keys, 10 strings
+    assert one == 30
+    monkeypatch.setattr(probes, "_TABLE_ITEMS", 4 * one)
+    states = [state(i) for i in range(1, 6)]
+    for s in states:
+        probes.harvest(s)
+    assert probes._held["tables"] == 4 * one  # not emptied: four tables kept, two let go
+    assert probes._held["dropped"] == 2
+    assert len(probes._TABLES[tuple(f"u{j}" for j in range(10))]) == 4
+    assert len(probes._HARVESTS) == 4  # those of the four states whose tables are kept
+    assert probes.harvest(states[-1]) is probes.harvest(states[-1])
+
+
+def test_a_harvest_whose_table_was_let_go_meanwhile_is_not_kept(monkeypatch):
+    """Two tables of one state with the same keys, one kept a set of keys: finding the
+    second lets the first's partial go, so the state's harvest is right but not kept (an
+    entry would pin a partial no count includes)."""
+    from harness.checker import probes
+
+    monkeypatch.setattr(probes, "_TABLES", {})
+    monkeypatch.setattr(probes, "_HARVESTS", {})
+    monkeypatch.setattr(probes, "_held", {"tables": 0, "harvests": 0, "dropped": 0})
+    monkeypatch.setattr(probes, "_TABLES_PER_KEYS", 1)
+    state = {t: {f"k{j}": {"v": f"{t}{j}"} for j in range(3)} for t in ("a", "b")}
+    found = probes.harvest(state)
+    assert probes._held["dropped"] == 1  # the second table let the first one's go
+    assert not probes._HARVESTS and probes._held["harvests"] == 0
+    assert found == probes._harvested(state, None)
+    single = {"a": state["a"]}
+    assert probes.harvest(single) is probes.harvest(single)  # one table: kept as before

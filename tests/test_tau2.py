@@ -211,8 +211,8 @@ def test_candidate_pool_uses_the_hint_and_the_declared_pool():
 
 def test_checker_version_bumped():
     # 1.3 (issue 27): recorded-state probes; 1.4: closures; 1.5: harvests by table;
-    # 1.5.1: the harvest memos bounded by size
-    assert REFERENCE_VERSION == "1.5.1"
+    # 1.5.1: the harvest memos bounded by size; 1.5.2: speed and memory only
+    assert REFERENCE_VERSION == "1.5.2"
 
 
 # --- friction 3: non-biconditional success warns ----------------------------------------------

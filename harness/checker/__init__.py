@@ -21,14 +21,17 @@ from harness.errors import Problem, UserError
 from harness.targets.equality import STRICT, EqualityPolicy
 from harness.targets.registry import Target
 
-REFERENCE_VERSION = "1.5.1"  # 1.1: observation clauses; 1.2: annotation-aware probe
+REFERENCE_VERSION = "1.5.2"  # 1.1: observation clauses; 1.2: annotation-aware probe
 # values, `pool: declared`, the int-vs-float hint in witnesses (issue 19); 1.3: probes from
 # recorded pre-states (the probe half of a target's corpus), pools drawn without shuffling
 # whole harvests (issue 27); 1.4: speed only, predicates compiled once into closures and
 # run as the tree walk ran them (issue 31); 1.5: speed only, a state of tables harvested
 # from its tables' partial harvests and once for states of the very same records, a truth's
 # key written out once a search (issue 31); 1.5.1: memory only, the table and harvest memos
-# bounded by the items they hold (issue 31)
+# bounded by the items they hold (issue 31); 1.5.2: speed and memory only, a diff sorts
+# only the keys whose values differ and passes shared records without a call, a table's
+# partial harvest joined set by set, a clause's id kept, a whole harvest dropped with the
+# table partials it pins, no memo emptied by an entry that replaces another (issue 31)
 
 # Modules outside this folder whose content decides the reference checker's verdicts.
 # (a folder: every module of it)

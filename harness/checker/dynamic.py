@@ -315,7 +315,7 @@ class ToolCheck:
         if id(state) not in self._harvests:
             found = harvest(state)
             self._harvests[id(state)] = (state, found)
-            self._state_lists.update((id(v), v) for v in found.lists)
+            self._state_lists.update(zip(map(id, found.lists), found.lists, strict=True))
         return argument_pools(
             compiled, state, self.seed, tool, self._harvests[id(state)][1], self.hints(tool)
         )

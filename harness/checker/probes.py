@@ -44,20 +44,20 @@ _ABSENT = object()  # an argument not (yet) assigned
 class CompiledClause:
     clause: PredicateClause
     predicate: Predicate
+    id: str = field(init=False)  # the clause's: kept, as a search reads it at every truth
 
-    @property
-    def id(self) -> str:
-        return self.clause.id
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "id", self.clause.id)
 
 
 @dataclass(frozen=True)
 class CompiledObservation:
     clause: ObservationClause
     predicate: Predicate
+    id: str = field(init=False)
 
-    @property
-    def id(self) -> str:
-        return self.clause.id
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "id", self.clause.id)
 
 
 @dataclass(frozen=True)
@@ -144,14 +144,19 @@ _RECORD_ENTRIES = 100_000
 # Both memos below are bounded by what they hold as well as by their entries: once their
 # items (records pinned, values harvested) would pass the bound, they are emptied, so a
 # process that checks many tools holds a bounded amount (a pair's child checks one tool;
-# `harness check` and library callers check many). Each bound is well above what one
-# check holds: checking one tau2 tool holds up to 267,641 items of harvests (airline's
-# `update_reservation_flights`, 10 harvests) and 157,887 of tables.
+# a run's own process, a set-up helper, `harness check` and library callers check many).
+# A whole harvest pins only partials the table memo keeps: emptying the table memo empties
+# both, and a partial pushed out of its keys takes the harvests made from it along. Each
+# bound is well above what one check holds (`bench/checker_memos.py`): checking one tau2
+# tool holds up to 267,641 items of harvests (airline's `update_reservation_flights`, 10
+# harvests) and 157,887 of tables. A single table or harvest bigger than its bound would
+# be kept alone, after emptying the memo.
 _TABLES: dict[tuple[Any, ...], list[tuple[tuple[Any, ...], _Partial]]] = {}
 _TABLE_ENTRIES = 256  # sets of keys
 _TABLES_PER_KEYS = 4
 _TABLE_ITEMS = 1_000_000
-_held = {"tables": 0, "harvests": 0}  # items the two memos hold now
+# the items the two memos hold now; how many times the table memo let partials go
+_held = {"tables": 0, "harvests": 0, "dropped": 0}
 
 
 # Whole harvests of states made of tables of records only, by their keys and the partial
@@ -167,20 +172,40 @@ def harvest(state: JSON) -> Harvest:
     Read only: one harvest may be given for many states (`_HARVESTS`)."""
     if not _of_tables(state):
         return _harvested(state, None)
+    dropped = _held["dropped"]
     tables = tuple(_table(table) for table in state.values())
+    if _held["dropped"] != dropped and not all(map(_kept, state.values(), tables)):
+        # the table memo let one of these go while the others were found: no entry may
+        # pin it, so this harvest is not kept
+        return _harvested(state, tables)
     key = (tuple(state), tuple(map(id, tables)))
     hit = _HARVESTS.get(key)
     if hit is None or not all(map(operator.is_, hit[0], tables)):
         found = _harvested(state, tables)
         size = _harvest_size(found)
-        if hit is not None:
-            _held["harvests"] -= _harvest_size(hit[1])
-        if len(_HARVESTS) >= _HARVEST_ENTRIES or _held["harvests"] + size > _HARVEST_ITEMS:
+        if hit is not None:  # a stale entry of the same key: replaced, not added
+            _held["harvests"] -= _harvest_size(_HARVESTS.pop(key)[1])
+        full = len(_HARVESTS) >= _HARVEST_ENTRIES or _held["harvests"] + size > _HARVEST_ITEMS
+        if full:
             _HARVESTS.clear()
             _held["harvests"] = 0
         hit = _HARVESTS[key] = (tables, found)
         _held["harvests"] += size
     return hit[1]
+
+
+def _kept(table: dict[str, Any], partial: _Partial) -> bool:
+    """Whether the table memo keeps `partial`, found for `table`."""
+    return any(held is partial for _, held in _TABLES.get(tuple(table), ()))
+
+
+def _forget_harvests_of(dropped: list[_Partial]) -> None:
+    """Drop the whole harvests made from partials the table memo no longer keeps: a harvest
+    entry pins its partials, and only those the table memo keeps are counted."""
+    gone = set(map(id, dropped))  # `dropped` is alive here, so no id is reused meanwhile
+    stale = [k for k, (tables, _) in _HARVESTS.items() if any(id(t) in gone for t in tables)]
+    for key in stale:
+        _held["harvests"] -= _harvest_size(_HARVESTS.pop(key)[1])
 
 
 def _harvest_size(found: Harvest) -> int:
@@ -235,8 +260,18 @@ def _harvested(state: JSON, tables: tuple[_Partial, ...] | None) -> Harvest:
 
 
 def _merge(into: _Partial, partial: _Partial) -> None:
-    for mine, theirs in zip(into, partial, strict=True):
-        mine.update(theirs)  # type: ignore[attr-defined]
+    """Add `partial` to `into` (written out: a table's walk merges each of its records)."""
+    keys, strings, ints, floats, lists = partial
+    if keys:
+        into[0].update(keys)
+    if strings:
+        into[1].update(strings)
+    if ints:
+        into[2].update(ints)
+    if floats:
+        into[3].update(floats)
+    if lists:
+        into[4].update(lists)
 
 
 def _walk(node: JSON, into: _Partial, depth: int) -> None:
@@ -246,14 +281,7 @@ def _walk(node: JSON, into: _Partial, depth: int) -> None:
             _merge(into, _table(node))
             return
         if depth == 2:
-            hit = _RECORDS.get(id(node))
-            if hit is None or hit[0] is not node:
-                partial: _Partial = (set(), set(), set(), set(), {})
-                _walk_dict(node, partial, depth)
-                if len(_RECORDS) >= _RECORD_ENTRIES:
-                    _RECORDS.clear()
-                hit = _RECORDS[id(node)] = (node, partial)
-            _merge(into, hit[1])
+            _merge(into, _record(node))
             return
         _walk_dict(node, into, depth)
     elif isinstance(node, list):
@@ -270,6 +298,18 @@ def _walk(node: JSON, into: _Partial, depth: int) -> None:
         floats.add(node)
 
 
+def _record(node: dict[str, Any]) -> _Partial:
+    """The partial harvest of a dict two levels down (`_RECORDS`)."""
+    hit = _RECORDS.get(id(node))
+    if hit is None or hit[0] is not node:
+        partial: _Partial = (set(), set(), set(), set(), {})
+        _walk_dict(node, partial, 2)
+        if len(_RECORDS) >= _RECORD_ENTRIES:
+            _RECORDS.clear()
+        hit = _RECORDS[id(node)] = (node, partial)
+    return hit[1]
+
+
 def _table(node: dict[str, Any]) -> _Partial:
     """The partial harvest of a table of records (`_TABLES`): walked as `_walk` walks it
     into an empty partial, unless a table of the same keys held the very same records."""
@@ -279,21 +319,44 @@ def _table(node: dict[str, Any]) -> _Partial:
             kept = _TABLES[keys]
             kept.insert(0, kept.pop(at))
             return partial
-    partial = (set(), set(), set(), set(), {})
-    _walk_dict(node, partial, 1)
+    partial = _union([_record(record) for record in records], keys)
     size = len(records) + _partial_size(partial)
-    if (keys not in _TABLES and len(_TABLES) >= _TABLE_ENTRIES) or _held[
-        "tables"
-    ] + size > _TABLE_ITEMS:
+    kept = _TABLES.get(keys, [])
+    dropped = kept[_TABLES_PER_KEYS - 1 :]  # what keeping this one pushes out of its keys
+    left = _held["tables"] - sum(len(r) + _partial_size(p) for r, p in dropped)
+    full = (not kept and len(_TABLES) >= _TABLE_ENTRIES) or left + size > _TABLE_ITEMS
+    if full:
         _TABLES.clear()
-        _held["tables"] = 0
-    kept = _TABLES.setdefault(keys, [])
+        _HARVESTS.clear()  # their entries pin partials of the tables dropped here
+        _held["tables"] = _held["harvests"] = 0
+        _held["dropped"] += 1
+        kept = []
+    elif dropped:
+        del kept[_TABLES_PER_KEYS - 1 :]
+        _held["tables"] = left
+        _held["dropped"] += 1
+        _forget_harvests_of([p for _, p in dropped])
     kept.insert(0, (records, partial))
+    _TABLES[keys] = kept
     _held["tables"] += size
-    for dropped_records, dropped in kept[_TABLES_PER_KEYS:]:
-        _held["tables"] -= len(dropped_records) + _partial_size(dropped)
-    del kept[_TABLES_PER_KEYS:]
     return partial
+
+
+def _union(parts: list[_Partial], keys: tuple[str, ...]) -> _Partial:
+    """What `_walk_dict` merges into an empty partial from a table of these `keys` whose
+    records have the partials `parts`, each set joined at once rather than record by
+    record."""
+    lists: dict[str, list[Any]] = {}
+    for part in parts:
+        if part[4]:
+            lists.update(part[4])
+    return (
+        set(keys).union(*[part[0] for part in parts]),
+        set().union(*[part[1] for part in parts]),
+        set().union(*[part[2] for part in parts]),
+        set().union(*[part[3] for part in parts]),
+        lists,
+    )
 
 
 def _walk_dict(node: dict[str, Any], into: _Partial, depth: int) -> None:

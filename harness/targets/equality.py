@@ -245,10 +245,15 @@ def _diff(
         return
     # Children equal everywhere hold no difference: skip them without building their paths.
     if isinstance(a, dict) and isinstance(b, dict):
-        for key in sorted(set(a) | set(b), key=str):
+        # only the children that differ are sorted: the same order, without sorting the
+        # thousands of records of a table a call changed one of
+        differing = []
+        for key in a.keys() if a.keys() == b.keys() else a.keys() | b.keys():
             left, right = a.get(key, MISSING), b.get(key, MISSING)
-            if not _same(left, right, policy):
-                _diff(left, right, (*path, key), masks, policy, out, limit)
+            if not (left is right and type(left) is dict) and not _same(left, right, policy):
+                differing.append(key)
+        for key in sorted(differing, key=str):
+            _diff(a.get(key, MISSING), b.get(key, MISSING), (*path, key), masks, policy, out, limit)
         return
     if isinstance(a, list) and isinstance(b, list):
         for i in range(max(len(a), len(b))):
@@ -312,7 +317,13 @@ def _same(a: JSON, b: JSON, policy: EqualityPolicy) -> bool:
         return a == b  # scalar_equal of two values of one type
     if isinstance(a, dict) and isinstance(b, dict):
         if a.keys() == b.keys():
-            return all(_same(value, b[key], policy) for key, value in a.items())
+            for key, value in a.items():  # a loop, not all(...): this runs for every record
+                other = b[key]
+                if value is other and type(value) is dict:
+                    continue  # one shared record, as the first test above finds it
+                if not _same(value, other, policy):
+                    return False
+            return True
         return all(
             _same(a.get(key, MISSING), b.get(key, MISSING), policy) for key in a.keys() | b.keys()
         )
