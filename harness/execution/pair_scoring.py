@@ -102,10 +102,14 @@ class RunContext:
     def drop_targets(self, names: set[str], pair_ids: list[str]) -> None:
         """Forget the set-up of targets `names` (every table keyed by (target, ...)) and
         the reuse of `pair_ids`."""
-        for table in vars(self).values():
-            if isinstance(table, dict | set):
-                for key in [k for k in table if isinstance(k, tuple) and k[0] in names]:
-                    table.discard(key) if isinstance(table, set) else table.pop(key)
+        for table in vars(self).values():  # a table added later is covered as well
+            if not isinstance(table, dict | set):
+                continue
+            for key in [k for k in table if isinstance(k, tuple) and k[0] in names]:
+                if isinstance(table, set):
+                    table.discard(key)
+                else:
+                    del table[key]
         for pair_id in pair_ids:
             self.reuse.pop(pair_id, None)
 
