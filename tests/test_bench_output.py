@@ -102,6 +102,7 @@ PUBLISHED = BENCH.parent / "results" / "reference" / "closed_world" / "a2b36cd35
         ("first_row.py", []),
         ("report_time.py", []),
         ("checker_memos.py", []),
+        ("pair_time.py", ["--old", "HEAD"]),
     ],
 )
 def test_each_script_refuses_a_bad_label_before_any_work(script: str, extra: list[str]) -> None:
@@ -441,3 +442,22 @@ def test_tree_pss_counts_a_page_two_processes_share_once() -> None:
             os.kill(pid, signal.SIGKILL)
         process.kill()
         process.wait()
+
+
+def test_pair_time_scores_the_same_pairs_with_both_harnesses(tmp_path: Path) -> None:
+    """Two toy pairs of the exhaustive open world, scored by the harness of HEAD on both
+    sides (the bench's control): a ratio for each, and the same scores from both."""
+    done = _bench(
+        "pair_time.py",
+        *("--old", "HEAD", "--targets", "toy_domain", "--per-target", "2", "--repeat", "1"),
+        *("--out", str(tmp_path)),
+    )
+    assert done.returncode == 0, done.stderr
+    assert "scores the same, old and new: 2 of 2 pairs" in done.stdout
+    (found,) = tmp_path.glob("pair-time-*.json")
+    report = json.loads(found.read_text())
+    toy = report["families"]["toy_domain"]
+    assert toy["pairs"] == 2 and toy["old_s"] > 0 and toy["new_s"] > 0
+    assert report["same_scores"] == 2 and report["old"]["rev"] == report["new"]["rev"] == "HEAD"
+    table = found.with_suffix(".md").read_text().splitlines()
+    assert sum(line.startswith("toy_domain ") for line in table) == 2  # target and family
