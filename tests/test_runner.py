@@ -495,3 +495,62 @@ def test_a_run_that_stops_before_its_first_row_leaves_no_folder(tmp_path):
     with pytest.raises(UserError):
         execute(root / "plans" / "small.yaml", executor=_RefusingExecutor())
     assert list(read_rows(finished.run_dir / "ledger.jsonl")) == finished.rows
+
+
+class _HeapSpy:
+    """Records the collector's state when the run hands it its pairs, and scores none."""
+
+    def describe(self) -> dict:
+        return {"executor": "heap-spy"}
+
+    def run(self, job, pairs, on_outcome) -> None:
+        import gc
+
+        import toy_domain
+
+        self.frozen = gc.get_freeze_count()
+        self.enabled = gc.isenabled()
+        # an object the target's loading made, and so long-lived: out of the collector's reach
+        self.tracked = any(o is toy_domain.__dict__ for o in gc.get_objects())
+
+
+def test_a_run_loads_its_targets_with_the_collector_paused_and_frees_them_at_its_end(
+    tmp_path, monkeypatch
+):
+    """`runner._long_lived`: the targets load with the cyclic collector off and are then
+    frozen (`gc.freeze`), the collector back on; the run's end unfreezes them, and a loading
+    that fails leaves nothing frozen."""
+    import gc
+
+    from harness.errors import UserError
+    from harness.execution import runner
+
+    root = project(tmp_path, per_operator=1)
+    drawn_and_frozen_in_process(root)
+    loading: list[bool] = []
+    real = runner.load_target
+
+    def spy(name: str):
+        loading.append(gc.isenabled())
+        return real(name)
+
+    monkeypatch.setattr(runner, "load_target", spy)
+    gc.unfreeze()
+    assert gc.isenabled()
+    seen = _HeapSpy()
+    runner.execute(root / "plans" / "small.yaml", executor=seen)
+    assert loading == [False]
+    assert seen.frozen > 10_000 and seen.enabled and not seen.tracked
+    assert gc.get_freeze_count() == 0 and gc.isenabled()
+    # a collector the caller had turned off stays off
+    gc.disable()
+    try:
+        runner.execute(root / "plans" / "small.yaml", executor=_HeapSpy())
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    plan = root / "plans" / "small.yaml"
+    plan.write_text(plan.read_text().replace("a small plan", "a smaller plan"))
+    with pytest.raises(UserError, match="changed since freeze"):
+        runner.execute(root / "plans" / "small.yaml", executor=_HeapSpy())
+    assert gc.get_freeze_count() == 0 and gc.isenabled()

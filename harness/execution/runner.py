@@ -18,6 +18,7 @@ to run.json, and refusals under `strict`.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import platform
@@ -113,6 +114,34 @@ def prepare(plan_path: Path, post_hoc: bool) -> tuple[Plan, Path, str, bool, Ver
     root = project_root(plan_path)
     no_file_in_the_way(root, "results")  # before the plan's compared runs are looked for
     plan = load_plan(plan_path)
+    with _long_lived():
+        return _loaded_and_verified(plan_path, post_hoc, root, plan)
+
+
+@contextmanager
+def _long_lived() -> Iterator[None]:
+    """Load what lives as long as the run (the targets, their packages, the freeze's hashes)
+    with the cyclic garbage collector paused, and then move it out of the collector's reach
+    (`gc.freeze`; `execute` moves it back when the run ends). Each full collection while
+    they load walks every object loaded so far, ever more of them: a sizable part of a
+    start from a cached set-up to its first pair (`bench/first_row.py --collector` gives
+    their seconds). The cycles the loading leaves as garbage stay until
+    the run ends: a few thousand objects, against the hundreds of thousands loaded. This is
+    what the `gc.freeze` documentation advises for a process that forks, as this one does
+    (`executors.score_pairs`). A loading that fails leaves nothing frozen."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+        gc.freeze()
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _loaded_and_verified(
+    plan_path: Path, post_hoc: bool, root: Path, plan: Plan
+) -> tuple[Plan, Path, str, bool, Verification]:
     began = time.monotonic()
     # the schema and the operators hold for a post-hoc run too: it waives the freeze only
     targets = {name: load_target(name) for name in plan.targets()}
@@ -266,105 +295,108 @@ def execute(
     if executor is None:
         executor = LocalExecutor((os.cpu_count() or 1) if workers is None else workers)
     plan, root, run_id, changed, check = prepare(plan_path, post_hoc)
-    chosen, freeze_id, run_id, post_hoc = run_checker(plan, checker, run_id, changed, post_hoc)
-    found, warnings = provenance_warnings(root, plan, check, strict)
-    corpus = load_corpus(root, plan)
-    no_file_in_the_way(root, "results", plan.name, run_id)
-    no_file_in_the_way(root, "results", SETUP_CACHE_FOLDER, freeze_id)
-    folder = run_dir_for(root, plan, run_id)
     try:
-        with _folder_kept_only_with_rows(folder):
-            job = RunJob(
-                plan_path,
-                plan,
-                root,
-                run_id,
-                post_hoc,
-                corpus,
-                folder,
-                freeze_id,
-                checker,
-                check.hashes,
-                check.versions,
-                skip_by_coverage,
-            )
-            now = datetime.now(UTC).isoformat(timespec="seconds")
-            # a resumed run keeps its first start and adds this one to `resumed_at`
-            earlier = _read_json(folder / "run.json")
-            started_at = earlier.get("started_at") or now
-            resumed_at = [*earlier.get("resumed_at", []), now] if earlier else []
-            # one entry per start (the first, then each resume): what its set-up took from
-            # the freeze's set-up cache, from this folder, or computed, and in how long
-            setup: list[dict[str, Any]] = list(earlier.get("setup", []))
-            manifest = {
-                "plan": plan.name,
-                "run": run_id,
-                "freeze_id": freeze_id,
-                "post_hoc": post_hoc,
-                **executor.describe(),
-                "skip_by_coverage": skip_by_coverage,  # both executors take runs by coverage
-                "started_at": started_at,
-                "resumed_at": resumed_at,
-                "ended_at": None,
-                "python": platform.python_version(),
-                "platform": platform.platform(),
-                "checker": f"{chosen.name} {chosen.version}",
-                "target_versions": check.versions,
-                "package_versions": check.packages,
-                "freeze_record": _first_freeze_record(folder, found),
-                "warnings": warnings,
-                "setup": setup,
-                "pairs_total": len(corpus.pairs),
-                "memory_limit_mb": plan.memory_limit_mb,  # a worker past it: a crash
-                # what a whole ledger holds: the drawn pair ids (and, once ended, its digest)
-                "pair_ids_sha256": pair_ids_digest(p.pair_id for p in corpus.pairs),
-                "ledger": None,
-                # the predictions this run is scored against, so a report needs no plan
-                # file; a comparison checker's run has none (they are the plan checker's)
-                "predictions": plan.predictions.model_dump(mode="json")
-                if run_id == freeze_id
-                else None,
-                # the pool per operator before and after each screen, for every report
-                "screening_rule": corpus.screening_rule,
-                "pools": [p.model_dump(mode="json") for p in corpus.pools],
-            }
-            _write_json(folder / "run.json", manifest)
-
-            def prepared(summary: dict[str, Any]) -> None:  # kept if the run is stopped
-                setup.append({"started_at": now, **summary})
+        chosen, freeze_id, run_id, post_hoc = run_checker(plan, checker, run_id, changed, post_hoc)
+        found, warnings = provenance_warnings(root, plan, check, strict)
+        corpus = load_corpus(root, plan)
+        no_file_in_the_way(root, "results", plan.name, run_id)
+        no_file_in_the_way(root, "results", SETUP_CACHE_FOLDER, freeze_id)
+        folder = run_dir_for(root, plan, run_id)
+        try:
+            with _folder_kept_only_with_rows(folder):
+                job = RunJob(
+                    plan_path,
+                    plan,
+                    root,
+                    run_id,
+                    post_hoc,
+                    corpus,
+                    folder,
+                    freeze_id,
+                    checker,
+                    check.hashes,
+                    check.versions,
+                    skip_by_coverage,
+                )
+                now = datetime.now(UTC).isoformat(timespec="seconds")
+                # a resumed run keeps its first start and adds this one to `resumed_at`
+                earlier = _read_json(folder / "run.json")
+                started_at = earlier.get("started_at") or now
+                resumed_at = [*earlier.get("resumed_at", []), now] if earlier else []
+                # one entry per start (the first, then each resume): what its set-up took from
+                # the freeze's set-up cache, from this folder, or computed, and in how long
+                setup: list[dict[str, Any]] = list(earlier.get("setup", []))
+                manifest = {
+                    "plan": plan.name,
+                    "run": run_id,
+                    "freeze_id": freeze_id,
+                    "post_hoc": post_hoc,
+                    **executor.describe(),
+                    "skip_by_coverage": skip_by_coverage,  # both executors take runs by coverage
+                    "started_at": started_at,
+                    "resumed_at": resumed_at,
+                    "ended_at": None,
+                    "python": platform.python_version(),
+                    "platform": platform.platform(),
+                    "checker": f"{chosen.name} {chosen.version}",
+                    "target_versions": check.versions,
+                    "package_versions": check.packages,
+                    "freeze_record": _first_freeze_record(folder, found),
+                    "warnings": warnings,
+                    "setup": setup,
+                    "pairs_total": len(corpus.pairs),
+                    "memory_limit_mb": plan.memory_limit_mb,  # a worker past it: a crash
+                    # what a whole ledger holds: the drawn pair ids (and, once ended, its digest)
+                    "pair_ids_sha256": pair_ids_digest(p.pair_id for p in corpus.pairs),
+                    "ledger": None,
+                    # the predictions this run is scored against, so a report needs no plan
+                    # file; a comparison checker's run has none (they are the plan checker's)
+                    "predictions": plan.predictions.model_dump(mode="json")
+                    if run_id == freeze_id
+                    else None,
+                    # the pool per operator before and after each screen, for every report
+                    "screening_rule": corpus.screening_rule,
+                    "pools": [p.model_dump(mode="json") for p in corpus.pools],
+                }
                 _write_json(folder / "run.json", manifest)
 
-            job = replace(job, on_prepared=prepared)
-            by_id = {p.pair_id: p for p in corpus.pairs}
-            scored = 0
-            with LedgerWriter(folder / "ledger.jsonl") as ledger:
-                todo = [p for p in corpus.pairs if p.pair_id not in ledger.done]
-                skipped = len(corpus.pairs) - len(todo)
-                if progress is not None:
-                    progress.start(len(corpus.pairs), skipped)
+                def prepared(summary: dict[str, Any]) -> None:  # kept if the run is stopped
+                    setup.append({"started_at": now, **summary})
+                    _write_json(folder / "run.json", manifest)
 
-                def record(outcome: PairOutcome) -> None:
-                    nonlocal scored
-                    if outcome.pair_id in ledger.done:  # Dask ran a batch again (lost worker)
-                        return
-                    with signals_held():  # a Ctrl-C lands after the row, never inside it
-                        ledger.append(_row(job, by_id[outcome.pair_id], outcome))
-                    scored += 1
+                job = replace(job, on_prepared=prepared)
+                by_id = {p.pair_id: p for p in corpus.pairs}
+                scored = 0
+                with LedgerWriter(folder / "ledger.jsonl") as ledger:
+                    todo = [p for p in corpus.pairs if p.pair_id not in ledger.done]
+                    skipped = len(corpus.pairs) - len(todo)
                     if progress is not None:
-                        progress.advance(outcome.score.status)
+                        progress.start(len(corpus.pairs), skipped)
 
-                executor.run(job, todo, record)
-            read = read_ledger(folder / "ledger.jsonl")
-            rows = read.rows
-            manifest["ended_at"] = datetime.now(UTC).isoformat(timespec="seconds")
-            manifest["ledger"] = ledger_record(read)
-            manifest["totals"] = dict(sorted(Counter(r.status.value for r in rows).items()))
-            _write_json(folder / "run.json", manifest)
-            return RunResult(folder, rows, skipped, scored, warnings)
-    except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM as `isolation.Stopped`
-        in_ledger = sum(1 for _ in read_rows(folder / "ledger.jsonl"))
-        signum = getattr(stop, "signum", signal.SIGINT)
-        raise RunInterrupted(folder, in_ledger, len(corpus.pairs), signum) from None
+                    def record(outcome: PairOutcome) -> None:
+                        nonlocal scored
+                        if outcome.pair_id in ledger.done:  # Dask ran a batch again (lost worker)
+                            return
+                        with signals_held():  # a Ctrl-C lands after the row, never inside it
+                            ledger.append(_row(job, by_id[outcome.pair_id], outcome))
+                        scored += 1
+                        if progress is not None:
+                            progress.advance(outcome.score.status)
+
+                    executor.run(job, todo, record)
+                read = read_ledger(folder / "ledger.jsonl")
+                rows = read.rows
+                manifest["ended_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+                manifest["ledger"] = ledger_record(read)
+                manifest["totals"] = dict(sorted(Counter(r.status.value for r in rows).items()))
+                _write_json(folder / "run.json", manifest)
+                return RunResult(folder, rows, skipped, scored, warnings)
+        except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM as `isolation.Stopped`
+            in_ledger = sum(1 for _ in read_rows(folder / "ledger.jsonl"))
+            signum = getattr(stop, "signum", signal.SIGINT)
+            raise RunInterrupted(folder, in_ledger, len(corpus.pairs), signum) from None
+    finally:
+        gc.unfreeze()  # what `prepare` froze, and the executor's freezes
 
 
 if sys.platform == "win32":  # pragma: no cover - fork is required
