@@ -357,14 +357,14 @@ def repository_plan(given: Path) -> tuple[Path, Plan, str]:
 
 
 @contextmanager
-def head_worktree(prefix: str) -> Iterator[Path]:
-    """A detached git worktree of HEAD under a temporary folder, removed afterwards: a
-    repository plan run there verifies its freeze from history, and nothing under results/
-    here changes."""
+def head_worktree(prefix: str, revision: str = "HEAD") -> Iterator[Path]:
+    """A detached git worktree of HEAD (or `revision`) under a temporary folder, removed
+    afterwards: a repository plan run there verifies its freeze from history, and nothing
+    under results/ here changes."""
     with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
         root = Path(tmp) / "worktree"
         subprocess.run(
-            ["git", "worktree", "add", "--quiet", "--detach", str(root), "HEAD"],
+            ["git", "worktree", "add", "--quiet", "--detach", str(root), revision],
             cwd=REPO,
             check=True,
         )
@@ -376,7 +376,11 @@ def head_worktree(prefix: str) -> Iterator[Path]:
             )
 
 
-def head_commit() -> str:
+def head_commit(revision: str = "HEAD") -> str:
+    """HEAD's (or `revision`'s) short commit id; "" when git knows no such revision."""
     return subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
+        ["git", "rev-parse", "--verify", "--quiet", "--short", f"{revision}^{{commit}}"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
     ).stdout.strip()

@@ -24,12 +24,19 @@ start's time goes, to compare before and after a change (cProfile slows what it 
 only its own proportions count). With `--memory`, each start's processes (the run, its set-up
 helpers, its pair children) are sampled every half second up to the first row, and the peak
 of their summed PSS is given (`common.tree_pss_mib`: a page forked children still share is
-counted once). Writes results/bench/first-row-<plan>-<date>.json and .md.
+counted once). With `--collector`, each start also gives the seconds Python's cyclic garbage
+collector ran in it before its first fork (a sitecustomize on its path times each collection,
+`gc.callbacks`): a cached start's first fork is its first pair's child, a computed start's
+its first set-up helper (with 2 or more workers). With `--against REV`, every round starts
+the plan at REV too, in its own worktree, under REV's freeze of the plan (the two in turns,
+REV first in even rounds), and the cached starts' first rows are compared, HEAD over REV,
+round by round. Writes results/bench/first-row-<plan>-<date>.json and .md.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import os
@@ -56,6 +63,8 @@ from common import (
 )
 
 import harness
+from harness.execution.freeze import read_record
+from harness.execution.plan import load_plan
 from harness.execution.setup_cache import FOLDER as SETUP_CACHE_FOLDER
 
 # the original tools' preparation, step by step, as `harness run` says each step begins
@@ -82,6 +91,55 @@ def step_seconds(stamped: list[tuple[float, str]]) -> dict[str, float | None]:
     return out
 
 
+# on the path of a start under `--collector`: sums the seconds of each collection by
+# generation until the process first forks (or exits), then writes them to the file named
+# by BENCH_COLLECTOR_OUT; the forked child inherits the sums already written and writes none
+COLLECTOR_SITECUSTOMIZE = """
+import atexit, gc, json, os, time
+
+_began, _clock, _state = time.perf_counter(), [0.0], {"written": False}
+_seconds, _counts = [0.0, 0.0, 0.0], [0, 0, 0]
+
+
+def _timed(phase, info):
+    if _state["written"]:
+        return
+    if phase == "start":
+        _clock[0] = time.perf_counter()
+    else:
+        _seconds[info["generation"]] += time.perf_counter() - _clock[0]
+        _counts[info["generation"]] += 1
+
+
+def _write(until):
+    if _state["written"]:
+        return
+    _state["written"] = True
+    with open(os.environ["BENCH_COLLECTOR_OUT"], "w") as out:
+        json.dump({"until": until, "at_s": time.perf_counter() - _began,
+                   "seconds": _seconds, "collections": _counts}, out)
+
+
+gc.callbacks.append(_timed)
+os.register_at_fork(before=lambda: _write("first fork"))
+atexit.register(_write, "exit")
+"""
+
+
+def collector_spent(written: Path) -> dict[str, Any] | None:
+    """What the `--collector` sitecustomize wrote for one start, rounded (None: nothing)."""
+    if not written.is_file():
+        return None
+    found = json.loads(written.read_text())
+    return {
+        "until": found["until"],
+        "at_s": round(found["at_s"], 2),
+        "seconds": round(sum(found["seconds"]), 3),
+        "by_generation_s": [round(x, 3) for x in found["seconds"]],
+        "collections": found["collections"],
+    }
+
+
 def start_to_first_row(
     root: Path,
     plan: Path,
@@ -89,19 +147,27 @@ def start_to_first_row(
     workers: int,
     profile: Path | None = None,
     memory: bool = False,
+    collector: Path | None = None,
 ) -> dict[str, Any]:
     """`python -m harness run PLAN --workers N` in the project `root` (`plan` relative to
     it, the harness `root` holds first on the path), stopped by SIGINT once a ledger under
     results/<name>/ holds a whole row (`common.start_harness`, under cProfile writing to
     `profile` when given): the seconds to that row, its exit code (130 when stopped; 0
     when it ended first, or ran under cProfile), its set-up lines and each preparation
-    step's seconds. A run that ends without a row ends the bench."""
+    step's seconds. A run that ends without a row ends the bench. With `collector` (a
+    folder holding `COLLECTOR_SITECUSTOMIZE` as sitecustomize.py), the collector's seconds
+    before the start's first fork (`collector_spent`)."""
     before = load()
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    written = None if collector is None else collector / f"spent-{os.getpid()}.json"
+    if collector is not None and written is not None:
+        written.unlink(missing_ok=True)
+        env.update(PYTHONPATH=f"{collector}{os.pathsep}{root}", BENCH_COLLECTOR_OUT=str(written))
     started = start_harness(
         ["run", str(plan), "--workers", str(workers)],
         root,
         root / "results" / name,
-        env={**os.environ, "PYTHONPATH": str(root)},
+        env=env,
         stop_at_first_row=True,
         profile=profile,
         sample_memory=memory,
@@ -118,6 +184,7 @@ def start_to_first_row(
         "load_before": before,
         "load_after": load(),
         "peak_pss_mib": started.peak_pss_mib,
+        "collector": None if written is None else collector_spent(written),
     }
 
 
@@ -129,23 +196,36 @@ def rounds_in(
     workers: int,
     rounds: int,
     memory: bool = False,
+    *,
+    numbers: list[int] | None = None,
+    collector: Path | None = None,
+    label: str = "",
 ) -> list[dict[str, Any]]:
-    """`rounds` pairs of starts in the project `root`: set-up computed, then cached (with
-    `memory`, each start's process tree sampled for its peak PSS)."""
+    """`rounds` pairs of starts in the project `root` (numbered `numbers`, else from 1): set-up
+    computed, then cached (with `memory`, each start's process tree sampled for its peak PSS;
+    with `collector`, the collector's seconds before each start's first fork)."""
     cache = root / "results" / SETUP_CACHE_FOLDER / freeze_id
     out = []
-    for number in range(1, rounds + 1):
+    for number in numbers or range(1, rounds + 1):
         entry: dict[str, Any] = {}
         for kind in ("computed", "cached"):
             shutil.rmtree(root / "results" / name, ignore_errors=True)
             if kind == "computed":
                 shutil.rmtree(cache, ignore_errors=True)
-            entry[kind] = start = start_to_first_row(root, plan, name, workers, memory=memory)
-            peak = start["peak_pss_mib"]
+            entry[kind] = start = start_to_first_row(
+                root, plan, name, workers, memory=memory, collector=collector
+            )
+            peak, spent = start["peak_pss_mib"], start["collector"]
             print(
-                f"  round {number}, set-up {kind:<8}: first row after "
+                f"  {label}round {number}, set-up {kind:<8}: first row after "
                 f"{start['first_row_s']:6.2f} s ({steps_said(start['steps'])}); "
                 + ("" if peak is None else f"peak PSS of its processes {peak} MiB; ")
+                + (
+                    ""
+                    if spent is None
+                    else f"collector {spent['seconds']:.2f} s before its {spent['until']} at "
+                    f"{spent['at_s']:.2f} s ({spent['collections'][2]} full collections); "
+                )
                 + f"load {start['load_before']} -> {start['load_after']}",
                 flush=True,
             )
@@ -163,7 +243,7 @@ def rounds_in(
             round(prepared[0] / prepared[1], 3) if None not in prepared and prepared[1] else None
         )
         print(
-            f"  round {number}: cached over computed, first row "
+            f"  {label}round {number}: cached over computed, first row "
             f"{entry['first_row_cached_over_computed']:.3f}, the original tools' preparation "
             f"{entry['set_up_cached_over_computed']}",
             flush=True,
@@ -229,6 +309,17 @@ def main() -> int:
         help="sample each start's processes (the run, its helpers and pair children) every "
         "half second to the first row and give the peak of their summed PSS",
     )
+    parser.add_argument(
+        "--collector",
+        action="store_true",
+        help="give the seconds the cyclic garbage collector ran in each start before its "
+        "first fork",
+    )
+    parser.add_argument(
+        "--against",
+        metavar="REV",
+        help="start the plan at this revision too, in turns with HEAD, under its own freeze",
+    )
     add_output_options(parser)
     args = parser.parse_args()
     if args.workers < 1 or args.rounds < 1:
@@ -237,16 +328,76 @@ def main() -> int:
     if args.profile < 0:
         print("error: --profile: must be 0 or more; fix: give 0 or more", file=sys.stderr)
         return 2
+    against = None if args.against is None else head_commit(args.against)
+    if against == "":
+        print(
+            f"error: --against: {args.against!r} is no commit of this repository; "
+            "fix: give a commit, tag or branch",
+            file=sys.stderr,
+        )
+        return 2
     plan_path, plan, freeze_id = repository_plan(args.plan)
     out = output_stem(f"first-row-{plan.name}-{today()}", args)
     print(f"load average at the start: {load()} on {os.cpu_count()} CPUs", flush=True)
     head = head_commit()
     print(f"plan {plan.name}, freeze {freeze_id}, HEAD {head}, --workers {args.workers}")
-    with head_worktree("first-row-") as root:
-        relative = plan_path.relative_to(REPO)
-        rounds = rounds_in(
-            root, relative, plan.name, freeze_id, args.workers, args.rounds, args.memory
-        )
+    relative = plan_path.relative_to(REPO)
+    with contextlib.ExitStack() as stack:
+        root = stack.enter_context(head_worktree("first-row-"))
+        collector = None
+        if args.collector:
+            collector = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="gc-")))
+            (collector / "sitecustomize.py").write_text(COLLECTOR_SITECUSTOMIZE)
+        if against is None:
+            rounds = rounds_in(
+                root,
+                relative,
+                plan.name,
+                freeze_id,
+                args.workers,
+                args.rounds,
+                args.memory,
+                collector=collector,
+            )
+            other: dict[str, Any] | None = None
+        else:
+            theirs = stack.enter_context(head_worktree("first-row-against-", against))
+            record = read_record(theirs, load_plan(theirs / relative))
+            if record is None:
+                print(
+                    f"error: --against: {relative} has no freeze record at {against}; "
+                    "fix: give a revision where the plan is frozen",
+                    file=sys.stderr,
+                )
+                return 2
+            print(f"against {against}, its freeze {record.freeze_id}", flush=True)
+            rounds, their_rounds = [], []
+            for number in range(1, args.rounds + 1):
+                starts = [
+                    (rounds, root, freeze_id, f"HEAD {head} "),
+                    (their_rounds, theirs, record.freeze_id, f"{against} "),
+                ]
+                for kept, where, frozen, label in starts[:: 1 if number % 2 else -1]:
+                    kept += rounds_in(
+                        where,
+                        relative,
+                        plan.name,
+                        frozen,
+                        args.workers,
+                        1,
+                        args.memory,
+                        numbers=[number],
+                        collector=collector,
+                        label=label,
+                    )
+            other = {"revision": against, "freeze_id": record.freeze_id, "rounds": their_rounds}
+            for number, (ours, them) in enumerate(zip(rounds, their_rounds, strict=True), 1):
+                ratio = ours["cached"]["first_row_s"] / them["cached"]["first_row_s"]
+                ours["cached_first_row_over_against"] = round(ratio, 3)
+                print(
+                    f"  round {number}: cached start's first row, HEAD over {against}: {ratio:.3f}",
+                    flush=True,
+                )
         profiled = (
             profiled_start(root, relative, plan.name, args.workers, args.profile)
             if args.profile
@@ -271,6 +422,7 @@ def main() -> int:
         "head": head,
         "workers": args.workers,
         "rounds": rounds,
+        "against": other,
         "profiled": profiled,
         "load_at_end": load(),
     }
@@ -279,27 +431,40 @@ def main() -> int:
         f"# bench/first_row.py, {today()}",
         "",
         f"`{' '.join(['python bench/first_row.py', *sys.argv[1:]])}` at `{head}`: plan "
-        f"{plan.name}, freeze {freeze_id}, --workers {args.workers}, {os.cpu_count()} CPUs.",
+        f"{plan.name}, freeze {freeze_id}, --workers {args.workers}, {os.cpu_count()} CPUs"
+        + ("." if other is None else f"; against `{against}`, freeze {other['freeze_id']}."),
         "",
-        "| round | set-up | first row (s) | targets loaded (s) | freeze verified (s) "
+        "| revision | round | set-up | first row (s) | targets loaded (s) | freeze verified (s) "
         "| original tools prepared (s) | of it: helpers, baselines, liveness, grader, coverage (s) "
+        "| collector before the first fork (s; full collections) "
         "| peak PSS (MiB) | load before → after |",
-        "| ---: | --- | ---: | ---: | ---: | ---: | --- | ---: | --- |",
+        "| --- | ---: | --- | ---: | ---: | ---: | ---: | --- | --- | ---: | --- |",
     ]
-    for number, entry in enumerate(rounds, 1):
-        for kind in ("computed", "cached"):
-            start, steps = entry[kind], entry[kind]["steps"]
-            lines.append(
-                f"| {number} | {kind} | {start['first_row_s']} | {steps['targets_loaded_s']} | "
-                f"{steps['freeze_verified_s']} | {steps['set_up_done_s']} | "
-                f"{', '.join(str(v) for v in start['preparation_s'].values())} | "
-                f"{start['peak_pss_mib'] or '—'} | "
-                f"{start['load_before']} → {start['load_after']} |"
-            )
+    sides = [(head, rounds)] + ([] if other is None else [(against, other["rounds"])])
+    for revision, kept in sides:
+        for number, entry in enumerate(kept, 1):
+            for kind in ("computed", "cached"):
+                start, steps, spent = entry[kind], entry[kind]["steps"], entry[kind]["collector"]
+                lines.append(
+                    f"| {revision} | {number} | {kind} | {start['first_row_s']} | "
+                    f"{steps['targets_loaded_s']} | {steps['freeze_verified_s']} | "
+                    f"{steps['set_up_done_s']} | "
+                    f"{', '.join(str(v) for v in start['preparation_s'].values())} | "
+                    + ("—" if spent is None else f"{spent['seconds']} ({spent['collections'][2]})")
+                    + f" | {start['peak_pss_mib'] or '—'} | "
+                    f"{start['load_before']} → {start['load_after']} |"
+                )
     lines += [""] + [
         f"Round {number}: cached over computed, the first row from a fresh process "
         f"{entry['first_row_cached_over_computed']:.3f}, the original tools' preparation "
-        f"{entry['set_up_cached_over_computed']}."
+        f"{entry['set_up_cached_over_computed']}"
+        + (
+            f"; the cached start's first row, HEAD over {against}, "
+            f"{entry['cached_first_row_over_against']:.3f}"
+            if "cached_first_row_over_against" in entry
+            else ""
+        )
+        + "."
         for number, entry in enumerate(rounds, 1)
     ]
     if profiled is not None:

@@ -235,6 +235,15 @@ def test_a_repository_plan_bench_refuses_a_bad_plan_in_one_line(
     assert line.startswith(said), line
 
 
+def test_first_row_refuses_an_unknown_revision_before_any_work() -> None:
+    done = _bench("first_row.py", "--against", "no-such-revision")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip().splitlines() == [
+        "error: --against: 'no-such-revision' is no commit of this repository; "
+        "fix: give a commit, tag or branch"
+    ]
+
+
 def test_set_up_steps_reads_a_real_runs_own_set_up_lines(tmp_path: Path) -> None:
     """bench/common.py's `set_up_steps` on the stderr of a real `harness run` (the formats
     `harness/execution/runner.py` and `pair_scoring.py` print): each step's seconds found;
@@ -294,8 +303,11 @@ def test_first_row_stops_each_start_at_its_first_row_and_the_second_reads_the_se
         return start
 
     first_row.start_to_first_row = spy
+    collector = tmp_path / "collector"
+    collector.mkdir()
+    (collector / "sitecustomize.py").write_text(first_row.COLLECTOR_SITECUSTOMIZE)
     (entry,) = first_row.rounds_in(
-        root, Path("plans/small.yaml"), "small", freeze_id, 1, 1, memory=True
+        root, Path("plans/small.yaml"), "small", freeze_id, 1, 1, memory=True, collector=collector
     )
     assert all(code in ("130", "0") and int(rows) >= 1 for code, rows in map(str.split, said))
     assert (root / "results" / ".setup-cache" / freeze_id).is_dir()
@@ -307,6 +319,11 @@ def test_first_row_stops_each_start_at_its_first_row_and_the_second_reads_the_se
     assert cached["set_up"].endswith("from the set-up cache"), cached["set_up"]
     for start in (computed, cached):
         assert start["peak_pss_mib"] > 10  # an interpreter with the harness loaded, at least
+        # the collector timed until the first pair's child was forked (1 worker: no helper)
+        spent = start["collector"]
+        assert spent["until"] == "first fork" and 0 < spent["at_s"] < start["first_row_s"]
+        assert spent["collections"][0] > 0, spent
+        assert abs(spent["seconds"] - sum(spent["by_generation_s"])) < 0.002, spent
         assert start["first_row_s"] > 0 and set(start["steps"]) == {
             "targets_loaded_s",
             "freeze_verified_s",
