@@ -24,14 +24,11 @@ import argparse
 import json
 import math
 import os
-import subprocess
 import sys
-import tarfile
 import tempfile
-from io import BytesIO
 from pathlib import Path
 
-from common import REPO, TAU2
+from common import REPO, TAU2, LineChild, extract
 
 OLD_REV = "69c95e2"  # the adapter protocol commit: reference checker 1.2.0
 
@@ -69,55 +66,21 @@ print(json.dumps({"peak_mib": peak()}))  # after every check: what the checker's
 """
 
 
-class Child:
+class Child(LineChild):
     """One checker in its own process, timing one tool check per request."""
 
     def __init__(self, targets: list[str], path: Path | None, corpus: str):
-        env = dict(os.environ, PYTHONHASHSEED="0")
-        if path is not None:  # the old package first on the path, ahead of the editable one
-            env["PYTHONPATH"] = os.pathsep.join([str(path), env.get("PYTHONPATH", "")])
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", CHILD, json.dumps(targets), corpus],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            env=env,
-            cwd=tempfile.gettempdir(),  # so the worktree's harness is not found through cwd
-        )
-        self.meta = json.loads(self._line())
+        super().__init__(CHILD, [json.dumps(targets), corpus], path, "checker child")
         self.peak_after: float | None = None
 
-    def _line(self) -> str:
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()
-        if not line:
-            sys.exit(f"a checker child died (exit {self.process.wait()})")
-        return line
-
     def seconds(self, target: str, tool: str) -> float:
-        assert self.process.stdin is not None
-        self.process.stdin.write(f"{target} {tool}\n")
-        self.process.stdin.flush()
-        return float(self._line())
+        return float(self.ask(f"{target} {tool}"))
 
     def close(self) -> None:
         """End the child, keeping its peak memory after every check (`peak_after`)."""
-        assert self.process.stdin is not None
-        self.process.stdin.close()
-        self.peak_after = json.loads(self._line())["peak_mib"]
+        self.end()
+        self.peak_after = json.loads(self.line())["peak_mib"]
         self.process.wait()
-
-
-def extract(rev: str, into: Path) -> Path:
-    """The `harness` package of `rev`, unpacked under `into` (what PYTHONPATH will find)."""
-    archive = subprocess.run(
-        ["git", "-C", str(REPO), "archive", "--format=tar", rev, "harness"],
-        capture_output=True,
-        check=True,
-    ).stdout
-    with tarfile.open(fileobj=BytesIO(archive)) as tar:
-        tar.extractall(into, filter="data")
-    return into
 
 
 def main() -> int:

@@ -6,11 +6,14 @@ sitting on the same day never replaces the first's files unasked)."""
 from __future__ import annotations
 
 import argparse
+import gc
+import json
 import os
 import re
 import signal
 import subprocess
 import sys
+import tarfile
 import tempfile
 import threading
 import time
@@ -18,6 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from io import BytesIO
 from pathlib import Path
 from typing import Any
 
@@ -384,3 +388,90 @@ def head_commit(revision: str = "HEAD") -> str:
         capture_output=True,
         text=True,
     ).stdout.strip()
+
+
+class LineChild:
+    """A Python child, `python -c CODE ARGS`, asked one line at a time: each request a line on
+    its stdin, each answer a line on its stdout, its first line its meta (JSON, `meta`). It
+    runs under PYTHONHASHSEED=0 in the temporary folder (so a worktree's `harness` is not
+    found through the working directory), with `path`, when given, first on its PYTHONPATH
+    (an extracted `harness` ahead of the editable one). `what` names it when it dies."""
+
+    def __init__(
+        self, code: str, args: list[str], path: Path | None, what: str, quiet: bool = False
+    ):
+        env = dict(os.environ, PYTHONHASHSEED="0")
+        if path is not None:
+            env["PYTHONPATH"] = os.pathsep.join([str(path), env.get("PYTHONPATH", "")])
+        self.what = what
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", code, *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL if quiet else None,
+            text=True,
+            env=env,
+            cwd=tempfile.gettempdir(),
+        )
+        self.meta = json.loads(self.line())
+
+    def line(self) -> str:
+        """Its next line; a child that died ends the bench, naming it and its exit code."""
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        if not line:
+            sys.exit(f"a {self.what} died (exit {self.process.wait()})")
+        return line
+
+    def ask(self, request: str) -> str:
+        assert self.process.stdin is not None
+        self.process.stdin.write(request + "\n")
+        self.process.stdin.flush()
+        return self.line()
+
+    def end(self) -> None:
+        """Close its stdin: it says its last line, if it has one, and exits."""
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+
+
+def extract(rev: str, into: Path) -> Path:
+    """The `harness` package of `rev`, unpacked under `into` (what PYTHONPATH will find)."""
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", "--format=tar", rev, "harness"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    with tarfile.open(fileobj=BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return into
+
+
+class CollectorLog:
+    """Each run of Python's cyclic garbage collector in this process while the log is open
+    (`gc.callbacks`): (when it began, its seconds, its generation), `time.perf_counter`
+    clock; `within(a, b)` sums those that began between a and b."""
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[float, float, int]] = []
+        self._began = 0.0
+
+    def _timed(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._began = time.perf_counter()
+        else:
+            self.runs.append((self._began, time.perf_counter() - self._began, info["generation"]))
+
+    def __enter__(self) -> CollectorLog:
+        gc.callbacks.append(self._timed)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self._timed)
+
+    def within(self, began: float, ended: float) -> dict[str, Any]:
+        """{"seconds": of the collections that began in [began, ended), "full": how many of
+        them were full (generation 2)}."""
+        inside = [(s, g) for at, s, g in self.runs if began <= at < ended]
+        seconds = round(sum(s for s, _ in inside), 3)
+        return {"seconds": seconds, "full": sum(g == 2 for _, g in inside)}

@@ -26,7 +26,10 @@ checker (`--no-recorded`: the fresh-environment probes only, as 1.2.0's plans di
    identical (else exit 1).
 2. **Set-up to first row**, uncached (results/ removed, the set-up cache with it) and
    cached (only the run folder removed: `results/.setup-cache` kept), and the rows of the
-   two (identical, else exit 1).
+   two (identical, else exit 1). Beside each run's set-up, the seconds this process's cyclic
+   garbage collector ran in it (`common.CollectorLog`): in a warm process a full collection
+   walks all that the earlier runs left, and whether one falls before the first row is
+   chance (the 2026-12-07 sittings' 0.027 against 0.112).
 2b. **Stopped and resumed**: a fresh `python -m harness run --workers N`, sent SIGTERM once
    its ledger holds half the pairs, then run again to its end: its rows against the
    uninterrupted run's (identical, else exit 1), and no pair lost or recorded twice.
@@ -72,6 +75,7 @@ from pathlib import Path
 from typing import Any
 
 from common import (
+    CollectorLog,
     RowClock,
     add_output_options,
     bare_runs,
@@ -197,7 +201,8 @@ def run(plan_path: Path, *, fresh: bool, **options: Any) -> dict[str, Any]:
         shutil.rmtree(results / load_plan(plan_path).name, ignore_errors=True)
     before, clock = load(), RowClock()
     began = time.perf_counter()
-    result = execute(plan_path, progress=clock, **options)
+    with CollectorLog() as collector:
+        result = execute(plan_path, progress=clock, **options)
     seconds = time.perf_counter() - began
     first_pair = result.rows[0].timing.seconds  # the ledger's first row is the first done
     return {
@@ -205,6 +210,8 @@ def run(plan_path: Path, *, fresh: bool, **options: Any) -> dict[str, Any]:
         "set_up_to_first_row_s": round(clock.first - clock.began, 2),
         # without the first pair's own time: what the parent did before its first fork
         "set_up_only_s": round(clock.first - clock.began - first_pair, 2),
+        # of the set-up to the first row: this process's garbage collector
+        "collector_to_first_row": collector.within(clock.began, clock.first),
         "first_to_last_row_s": round(clock.ended - clock.first, 2),
         "pairs": len(result.rows),
         "reused_runs": sum(r.reused_runs for r in result.rows),
@@ -223,7 +230,8 @@ def show(label: str, entry: dict[str, Any]) -> None:
     say(
         f"  {label:<34} {entry['seconds']:7.2f} s, set-up to first row "
         f"{entry['set_up_to_first_row_s']:6.2f} s ({entry['set_up_only_s']:5.2f} s before the "
-        "first pair), first to last "
+        f"first pair; the collector {entry['collector_to_first_row']['seconds']:.2f} s of it, "
+        f"{entry['collector_to_first_row']['full']} full), first to last "
         f"{entry['first_to_last_row_s']:6.2f} s; "
         f"load {entry['load_before']} -> {entry['load_after']}",
         flush=True,

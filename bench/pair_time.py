@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import random
 import subprocess
 import sys
@@ -39,8 +38,16 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from checker_time import extract
-from common import REPO, add_output_options, load, output_stem, repository_plan, today
+from common import (
+    REPO,
+    LineChild,
+    add_output_options,
+    extract,
+    load,
+    output_stem,
+    repository_plan,
+    today,
+)
 from overhead import family
 
 CHILD = r"""
@@ -83,41 +90,21 @@ for line in sys.stdin:  # one pair id a line: score it in a forked child, answer
 """
 
 
-class Child:
+class Child(LineChild):
     """One harness in its own process, scoring one pair per request."""
 
     def __init__(self, plan: Path, ids: list[str], path: Path):
-        env = dict(os.environ, PYTHONHASHSEED="0")
-        # the extracted package first on the path, ahead of the editable one
-        env["PYTHONPATH"] = os.pathsep.join([str(path), env.get("PYTHONPATH", "")])
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", CHILD, str(REPO), str(plan), json.dumps(ids)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,  # the set-up's progress lines
-            text=True,
-            env=env,
-            cwd=tempfile.gettempdir(),  # so the worktree's harness is not found through cwd
+        # quiet: its stderr is the set-up's progress lines
+        super().__init__(
+            CHILD, [str(REPO), str(plan), json.dumps(ids)], path, "scoring child", True
         )
-        self.meta = json.loads(self._line())
-
-    def _line(self) -> str:
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()
-        if not line:
-            sys.exit(f"a scoring child died (exit {self.process.wait()})")
-        return line
 
     def score(self, pair_id: str) -> tuple[float, Any]:
-        assert self.process.stdin is not None
-        self.process.stdin.write(pair_id + "\n")
-        self.process.stdin.flush()
-        answer = json.loads(self._line())
+        answer = json.loads(self.ask(pair_id))
         return answer["seconds"], answer["score"]
 
     def close(self) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.close()
+        self.end()
         self.process.wait()
 
 

@@ -478,3 +478,24 @@ def test_pair_time_scores_the_same_pairs_with_both_harnesses(tmp_path: Path) -> 
     assert report["same_scores"] == 2 and report["old"]["rev"] == report["new"]["rev"] == "HEAD"
     table = found.with_suffix(".md").read_text().splitlines()
     assert sum(line.startswith("toy_domain ") for line in table) == 2  # target and family
+
+
+def test_the_collector_log_sums_the_collections_in_its_window_only() -> None:
+    """bench/common.py's `CollectorLog`: a full collection forced inside a window is counted
+    there, and not in a window before it; the callback is gone once the log is closed."""
+    import gc
+    import time
+
+    common = _common()
+    with common.CollectorLog() as log:
+        before = time.perf_counter()
+        gc.collect()
+        gc.collect()
+        after = time.perf_counter()
+    assert log._timed not in gc.callbacks
+    inside = log.within(before, after)
+    assert inside["full"] == 2 and inside["seconds"] > 0
+    assert log.within(0.0, before)["full"] == 0
+    logged = len(log.runs)
+    gc.collect()
+    assert len(log.runs) == logged
