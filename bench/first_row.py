@@ -43,6 +43,7 @@ import os
 import pstats
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -337,11 +338,19 @@ def main() -> int:
         )
         return 2
     plan_path, plan, freeze_id = repository_plan(args.plan)
+    relative = plan_path.relative_to(REPO)
+    there = ["git", "-C", str(REPO), "cat-file", "-e", f"{against}:{relative.as_posix()}"]
+    if against is not None and subprocess.run(there, capture_output=True).returncode != 0:
+        print(
+            f"error: --against: {relative} does not exist at {against}; "
+            "fix: give a revision where the plan is frozen",
+            file=sys.stderr,
+        )
+        return 2
     out = output_stem(f"first-row-{plan.name}-{today()}", args)
     print(f"load average at the start: {load()} on {os.cpu_count()} CPUs", flush=True)
     head = head_commit()
     print(f"plan {plan.name}, freeze {freeze_id}, HEAD {head}, --workers {args.workers}")
-    relative = plan_path.relative_to(REPO)
     with contextlib.ExitStack() as stack:
         root = stack.enter_context(head_worktree("first-row-"))
         collector = None

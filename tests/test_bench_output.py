@@ -244,6 +244,29 @@ def test_first_row_refuses_an_unknown_revision_before_any_work() -> None:
     ]
 
 
+def test_first_row_refuses_a_revision_without_the_plan_before_any_work() -> None:
+    root = subprocess.run(
+        ["git", "rev-list", "--max-parents=0", "HEAD"],
+        cwd=BENCH.parent,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()[0]
+    short = subprocess.run(
+        ["git", "rev-parse", "--short", root],
+        cwd=BENCH.parent,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    done = _bench("first_row.py", "--against", root)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip().splitlines() == [
+        f"error: --against: plans/closed_world_all.yaml does not exist at {short}; "
+        "fix: give a revision where the plan is frozen"
+    ]
+
+
 def test_set_up_steps_reads_a_real_runs_own_set_up_lines(tmp_path: Path) -> None:
     """bench/common.py's `set_up_steps` on the stderr of a real `harness run` (the formats
     `harness/execution/runner.py` and `pair_scoring.py` print): each step's seconds found;
