@@ -291,6 +291,12 @@ def harness_functions(path: Path, package: Path, count: int) -> list[dict[str, A
     return sorted(found, key=lambda row: (-row["cumulative_s"], row["function"]))[:count]
 
 
+def plan_exists_at(revision: str, relative: Path) -> bool:
+    """Whether the file at `relative` (to the repository) exists at `revision`."""
+    there = ["git", "-C", str(REPO), "cat-file", "-e", f"{revision}:{relative.as_posix()}"]
+    return subprocess.run(there, capture_output=True).returncode == 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--plan", type=Path, default=REPO / "plans" / "closed_world_all.yaml")
@@ -339,8 +345,7 @@ def main() -> int:
         return 2
     plan_path, plan, freeze_id = repository_plan(args.plan)
     relative = plan_path.relative_to(REPO)
-    there = ["git", "-C", str(REPO), "cat-file", "-e", f"{against}:{relative.as_posix()}"]
-    if against is not None and subprocess.run(there, capture_output=True).returncode != 0:
+    if against is not None and not plan_exists_at(against, relative):
         print(
             f"error: --against: {relative} does not exist at {against}; "
             "fix: give a revision where the plan is frozen",

@@ -32,7 +32,6 @@ import argparse
 import json
 import math
 import random
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -43,6 +42,7 @@ from common import (
     LineChild,
     add_output_options,
     extract,
+    head_commit,
     load,
     output_stem,
     repository_plan,
@@ -166,11 +166,7 @@ def main() -> int:
         )
         return 2
     for option, rev in (("--old", args.old), ("--new", args.new)):
-        known = subprocess.run(
-            ["git", "-C", str(REPO), "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],
-            capture_output=True,
-        )
-        if known.returncode != 0:
+        if not head_commit(rev):
             print(
                 f"error: {option}: {rev!r} is no commit of this repository; "
                 "fix: give a revision git log shows",
@@ -195,9 +191,9 @@ def main() -> int:
         ]
         # the child started first is slower (the module's docstring): each half starts the
         # two the other way round, and a pair keeps its minimum over both halves
-        for half, first in enumerate((0, 1)):
+        for half in (0, 1):  # the half's first child is slot `half`
             children: list[Child | None] = [None, None]
-            for slot in (first, 1 - first):
+            for slot in (half, 1 - half):
                 children[slot] = Child(plan, ids, paths[slot])
             old, new = children[0], children[1]
             assert old is not None and new is not None
