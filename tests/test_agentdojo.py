@@ -325,3 +325,51 @@ def test_banking_check_reports_every_contract(cli_runs, banking):
     assert verdicts["update_scheduled_transaction"] == "VIOLATES"
     assert verdicts["send_money"] == "CONFORMS"
     assert code == 1
+
+
+# In a fresh process: load a suite and grade a task, then read the pipeline package's own
+# names three ways (from-import, attribute, unpickling), printing what is loaded after each.
+PIPELINE_ON_FIRST_READ = """
+import json, pickle, sys
+from harness.targets.agentdojo import grader
+from harness.targets.registry import resolve_adapter
+CLIENTS = ("anthropic", "openai", "cohere")  # google-genai: the ground truth's own import
+def loaded():
+    return [m for m in CLIENTS if m in sys.modules]
+banking = resolve_adapter("agentdojo-banking")
+out = {"graded": grader.grade(banking, "user_task_0"), "after_loading": loaded()}
+import agentdojo
+import agentdojo.agent_pipeline as package
+out["bound"] = agentdojo.agent_pipeline is package is sys.modules["agentdojo.agent_pipeline"]
+from agentdojo.agent_pipeline import AgentPipeline
+out["from_import"] = [AgentPipeline.__module__, loaded()]
+out["attribute"] = package.OpenAILLM.__module__
+out["unpickled"] = pickle.loads(pickle.dumps(package.PipelineConfig)) is package.PipelineConfig
+try:
+    package.no_such_name
+except AttributeError as exc:
+    out["missing"] = str(exc)
+print(json.dumps(out))
+"""
+
+
+def test_a_suite_loads_and_grades_without_the_llm_clients_and_its_pipeline_is_whole_when_read():
+    """AgentDojo's agent pipeline package imports every LLM client in its `__init__`, which
+    took longer than the rest of the suites' loading together; a suite needs none of them.
+    The `__init__` now runs on the first read of one of the package's own names, however
+    that read comes, and then the package is the whole package. (The ground truth's tool
+    execution module imports AgentDojo's Google client itself, so a grade loads google-genai.)"""
+    done = subprocess.run(
+        [sys.executable, "-c", PIPELINE_ON_FIRST_READ], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["graded"] is True
+    assert out["after_loading"] == []
+    assert out["bound"] is True
+    module, clients = out["from_import"]
+    assert module == "agentdojo.agent_pipeline.agent_pipeline"
+    assert {"anthropic", "openai"} <= set(clients)
+    assert out["attribute"] == "agentdojo.agent_pipeline.llms.openai_llm"
+    assert out["unpickled"] is True
+    assert out["missing"] == "module 'agentdojo.agent_pipeline' has no attribute 'no_such_name'"

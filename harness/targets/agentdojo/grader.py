@@ -13,7 +13,7 @@ import warnings
 from functools import cache
 from typing import Any, Protocol
 
-from harness.targets.agentdojo.suite_data import load_suite
+from harness.targets.agentdojo.suite_data import load_suite, pipeline_on_first_read
 
 
 class _Adapter(Protocol):
@@ -75,6 +75,7 @@ def evaluate(adapter: _Adapter, task_id: str, inputs: tuple[Any, ...]) -> bool:
 def _run(adapter: _Adapter, task_id: str, captured: list[tuple[Any, ...]] | None) -> bool:
     """`run_task_with_pipeline` on the task's ground truth; with `captured`, the suite's
     result check is not run but its inputs are appended there (the verdict is then False)."""
+    pipeline_on_first_read()  # before the import below, whether or not the suite is loaded
     from agentdojo.agent_pipeline.ground_truth_pipeline import GroundTruthPipeline
     from agentdojo.functions_runtime import FunctionsRuntime
 

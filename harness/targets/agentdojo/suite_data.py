@@ -5,10 +5,18 @@ Shared by the adapter and the grader replay, so that neither imports the other f
 
 from __future__ import annotations
 
+import importlib.util
 import pickle
+import sys
+import threading
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
+
+# AgentDojo's agent pipeline package: its __init__ imports every LLM client (anthropic,
+# openai, google-genai, cohere), which takes longer than the rest of a suite's loading
+# together. A suite needs three of its modules and none of those clients.
+PIPELINE = "agentdojo.agent_pipeline"
 
 
 @dataclass
@@ -27,6 +35,7 @@ class LoadedSuite:
 @cache
 def load_suite(suite: str, version: str) -> LoadedSuite:
     """Import agentdojo and load `suite` of benchmark `version`: once per process."""
+    pipeline_on_first_read()
     # Through load_suites: importing a suite's task_suite module first is a circular import.
     from agentdojo.functions_runtime import Depends, FunctionsRuntime
     from agentdojo.task_suite.load_suites import get_suites
@@ -51,3 +60,36 @@ def load_suite(suite: str, version: str) -> LoadedSuite:
         runtime=FunctionsRuntime(list(functions.values())),
         depends=Depends,
     )
+
+
+def pipeline_on_first_read() -> None:
+    """Make `agentdojo.agent_pipeline` a package whose `__init__` runs when one of its names
+    is first read, not when a module of it is imported (`PIPELINE`).
+
+    Its modules import as they would (the package has its `__path__`), and the first read
+    of a name the package itself defines (`agentdojo.agent_pipeline.AgentPipeline`, `from
+    agentdojo.agent_pipeline import OpenAILLM`, an unpickled reference) runs the real
+    `__init__` in it, once, before answering. No file changes; a process that imported the
+    package already keeps it as it is. A suite's tools, environments and graders read none
+    of those names, so a run never loads the LLM clients."""
+    if PIPELINE in sys.modules:
+        return
+    import agentdojo
+
+    spec = importlib.util.find_spec(PIPELINE)
+    if spec is None or spec.loader is None:  # an agentdojo without it: import as it is
+        return
+    loader = spec.loader
+    package = importlib.util.module_from_spec(spec)
+    lock = threading.Lock()
+
+    def __getattr__(name: str) -> Any:
+        with lock:
+            if package.__dict__.get("__getattr__") is __getattr__:
+                del package.__dict__["__getattr__"]
+                loader.exec_module(package)
+        return getattr(package, name)  # a name the __init__ does not define: AttributeError
+
+    package.__dict__["__getattr__"] = __getattr__
+    sys.modules[PIPELINE] = package
+    agentdojo.agent_pipeline = package  # type: ignore[attr-defined]  # as an import sets it
