@@ -5,6 +5,7 @@ freeze commit holds (or follows) its results."""
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import shutil
 import subprocess
@@ -261,3 +262,38 @@ def test_the_readme_main_plan_verifies_at_this_checkout():
         and record.freeze_id
         == json.loads((REPO / "plans" / "closed_world.freeze.json").read_text())["freeze_id"]
     )
+
+
+README_RUN_ROW = re.compile(
+    r"^\| `(\w+)` \([^|]*\) \| `(\w+)/([0-9a-f]{16})` \| ([\d,]+) \| (\d+) / (\d+) / (\d+) \|$",
+    re.M,
+)
+
+
+def test_the_readme_names_the_run_of_each_plans_freeze_with_its_pairs_and_verdict():
+    """The README's table of the newest runs, and its example of the main job, follow the
+    freezes: for each of the four plans, the run of the freeze its plan is frozen at,
+    published under results/reference/, with that run's pair count and its verdict. A
+    refreeze whose runs were published without the README brought along fails here."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    rows = {m[0]: m[1:] for m in README_RUN_ROW.findall(readme)}
+    assert sorted(rows) == ["closed_world", "closed_world_all", "open_world", "open_world_all"]
+    for plan, (folder, run_id, pairs, held, failed, undecided) in rows.items():
+        record = json.loads((REPO / "plans" / f"{plan}.freeze.json").read_text())
+        assert (folder, run_id) == (plan, record["freeze_id"]), plan
+        run = REPO / "results" / "reference" / plan / run_id
+        with (run / "ledger.jsonl").open(encoding="utf-8") as ledger:
+            assert int(pairs.replace(",", "")) == sum(1 for line in ledger if line.strip())
+        predictions = (run / "tables" / "predictions.md").read_text(encoding="utf-8")
+        verdict = re.search(
+            r"^- (\d+) held, (\d+) failed, (\d+) undecided of \d+\.$", predictions, re.M
+        )
+        assert verdict is not None and verdict.groups() == (held, failed, undecided), plan
+    main = rows["closed_world"][1]
+    example = re.search(
+        r"^results/closed_world/([0-9a-f]{16}): (\d+) pairs scored now", readme, re.M
+    )
+    assert example is not None and example.groups() == (main, rows["closed_world"][2])
+    held, failed, undecided = map(int, rows["closed_world"][3:])
+    line = f"verdict: {held + failed + undecided} predictions scored: {held} held, {failed} failed"
+    assert f"\n{line}, {undecided} undecided\n" in readme
