@@ -373,3 +373,45 @@ def test_a_suite_loads_and_grades_without_the_llm_clients_and_its_pipeline_is_wh
     assert out["attribute"] == "agentdojo.agent_pipeline.llms.openai_llm"
     assert out["unpickled"] is True
     assert out["missing"] == "module 'agentdojo.agent_pipeline' has no attribute 'no_such_name'"
+
+
+# An AgentDojo whose own `__init__` imports its pipeline package (0.1.35's is empty): a finder
+# that runs the real `agentdojo/__init__` and then imports the package whole, as one would.
+PIPELINE_IMPORTED_BY_AGENTDOJO = """
+import importlib.abc, importlib.util, json, sys
+from harness.targets.agentdojo.suite_data import PIPELINE, pipeline_on_first_read
+class Finder(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name != "agentdojo":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        real = spec.loader
+        class Loader(importlib.abc.Loader):
+            def create_module(self, spec):
+                return real.create_module(spec)
+            def exec_module(self, module):
+                real.exec_module(module)
+                importlib.import_module(PIPELINE)
+        spec.loader = Loader()
+        return spec
+sys.meta_path.insert(0, Finder())
+pipeline_on_first_read()
+import agentdojo
+package = sys.modules[PIPELINE]
+print(json.dumps({
+    "bound": agentdojo.agent_pipeline is package,
+    "whole": "AgentPipeline" in vars(package) and "__getattr__" not in vars(package),
+}))
+"""
+
+
+def test_a_pipeline_package_the_agentdojo_package_imports_is_kept_whole():
+    """`pipeline_on_first_read` looks for the pipeline package after importing `agentdojo`:
+    an AgentDojo whose `__init__` imported it would otherwise have its loaded package
+    replaced by one whose `__init__` has not run."""
+    done = subprocess.run(
+        [sys.executable, "-c", PIPELINE_IMPORTED_BY_AGENTDOJO], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"bound": True, "whole": True}

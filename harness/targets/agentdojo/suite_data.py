@@ -15,7 +15,8 @@ from typing import Any
 
 # AgentDojo's agent pipeline package: its __init__ imports every LLM client (anthropic,
 # openai, google-genai, cohere), which takes longer than the rest of a suite's loading
-# together. A suite needs three of its modules and none of those clients.
+# together. A suite needs three of its modules and, of those clients, only google-genai
+# (its ground-truth pipeline's tool execution imports AgentDojo's Google client module).
 PIPELINE = "agentdojo.agent_pipeline"
 
 
@@ -70,11 +71,14 @@ def pipeline_on_first_read() -> None:
     of a name the package itself defines (`agentdojo.agent_pipeline.AgentPipeline`, `from
     agentdojo.agent_pipeline import OpenAILLM`, an unpickled reference) runs the real
     `__init__` in it, once, before answering. No file changes; a process that imported the
-    package already keeps it as it is. A suite's tools, environments and graders read none
-    of those names, so a run never loads the LLM clients."""
+    package already keeps it as it is (looked for after `agentdojo` is imported, in case its
+    own `__init__` imports the package). A suite's tools, environments and graders read none
+    of those names, so a run loads neither anthropic, openai nor cohere; google-genai it
+    still loads, through the ground-truth pipeline's tool execution."""
+    import agentdojo
+
     if PIPELINE in sys.modules:
         return
-    import agentdojo
 
     spec = importlib.util.find_spec(PIPELINE)
     if spec is None or spec.loader is None:  # an agentdojo without it: import as it is
