@@ -368,3 +368,90 @@ def test_new_contract_draft_warns_and_leaves_self_out():
     assert done.returncode == 0, done.stderr
     assert "phantom-effect detection" in done.stdout and "biconditional" in done.stdout
     assert "self:" not in done.stdout and "reservation_id:" in done.stdout
+
+
+# --- store reads: one pydantic adapter per field type ------------------------------------------
+
+STORE_READS = """
+import json, sys
+import pydantic
+import inspect_ai.util._store_model as store_model
+from harness.targets.tau2 import adapter as tau2
+from harness.targets.tau2.grader import grade, grader_tasks
+made = []
+def counting(field_type):
+    made.append(field_type)
+    return pydantic.TypeAdapter(field_type)
+store_model.TypeAdapter = counting  # beneath the harness's: every adapter pydantic builds
+if sys.argv[1] == "off":
+    tau2.adapters_reused = lambda: None
+out = {}
+for domain, tool, args in [
+    ("telecom", "toggle_data", {}),
+    ("telecom", "refuel_data", {"customer_id": "C1001", "line_id": "L1002", "gb_amount": 2.0}),
+    ("retail", "get_user_details", {"user_id": "mia_garcia_4516"}),
+]:
+    adapter = tau2.Tau2Adapter(domain)
+    tasks = grader_tasks(adapter, tool)[:6]
+    env = adapter.fresh()
+    outcome = adapter.invoke(env, tool, args)
+    out[tool] = [
+        {t: grade(adapter, t) for t in tasks},
+        outcome.success,
+        json.dumps(outcome.result, sort_keys=True, default=str),
+        json.dumps(adapter.snapshot(env), sort_keys=True),
+    ]
+out["made"] = len(made)
+out["types"] = len({repr(t) for t in made})
+print(json.dumps(out))
+"""
+
+
+def _store_reads(mode: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-c", STORE_READS, mode], capture_output=True, text=True, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_store_reads_reuse_one_adapter_per_field_type_and_read_the_same():
+    """inspect_ai's StoreModel builds a pydantic TypeAdapter on every read of a field that
+    is not a scalar; the harness makes each read reuse one adapter per field type. Grades,
+    results and snapshots are the same as with an adapter per read, in two fresh processes,
+    and pydantic builds one adapter per type instead of one per read."""
+    reused, per_read = _store_reads("on"), _store_reads("off")
+    made = (reused.pop("made"), per_read.pop("made"))
+    types = (reused.pop("types"), per_read.pop("types"))
+    assert reused == per_read
+    assert any(True in grades.values() for grades, *_ in reused.values())
+    assert types[0] == types[1] == made[0]  # each type built once ...
+    assert made[1] > 100 * made[0]  # ... against once per read
+
+
+def test_no_store_field_of_the_ports_tool_classes_names_its_type_by_a_string():
+    """A reused adapter is the one pydantic would build at any read only if its type does
+    not depend on the namespace it is built in: no string or forward reference in it."""
+    from inspect_ai.util import StoreModel
+
+    from harness.targets.tau2.adapter import DOMAINS
+
+    def forward(annotation: Any) -> bool:
+        if isinstance(annotation, str | typing.ForwardRef):
+            return True
+        return any(forward(arg) for arg in typing.get_args(annotation))
+
+    classes = {
+        getattr(__import__(role.module, fromlist=[role.cls]), role.cls)
+        for roles in DOMAINS.values()
+        for role in roles
+    }
+    assert len(classes) == 4 and all(issubclass(c, StoreModel) for c in classes)
+    assert not [
+        (c.__name__, name)
+        for c in classes
+        for name, field in c.model_fields.items()
+        if forward(field.annotation)
+    ]
+    unresolved = typing.ForwardRef("Undefined")
+    assert not forward(dict[str, int]) and forward(dict[str, unresolved]) and forward("x")
