@@ -154,6 +154,57 @@ def test_pool_time_sums_a_published_runs_pair_time_by_target(tmp_path: Path) -> 
     assert sorted((BENCH.parent / "results" / "bench").iterdir()) == before
 
 
+def test_pool_time_against_an_earlier_run_gives_the_shared_pairs_time_new_over_old(
+    tmp_path: Path,
+) -> None:
+    """`--against`: per target, the pairs both ledgers hold and their time here over there
+    (hand-computed: toy 3 s against 2 s on two shared pairs, a third pair only here; tau2
+    1 s against 4 s; a pair whose id names another target there is not shared; all 4 s
+    against 6 s)."""
+
+    def run(name: str, rows: list[tuple[str, str, float]]) -> Path:
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "run.json").write_text(json.dumps({"plan": "p", "freeze_id": name, "workers": 2}))
+        (folder / "ledger.jsonl").write_text(
+            "".join(
+                json.dumps({"pair_id": i, "target": t, "timing": {"seconds": s}}) + "\n"
+                for i, t, s in rows
+            )
+        )
+        return folder
+
+    new = run(
+        "new",
+        [
+            ("a", "toy", 1.0),
+            ("b", "toy", 2.0),
+            ("c", "toy", 5.0),
+            ("d", "tau2", 1.0),
+            ("e", "tau2", 7.0),
+        ],
+    )
+    old = run("old", [("a", "toy", 0.5), ("b", "toy", 1.5), ("d", "tau2", 4.0), ("e", "toy", 1.0)])
+    done = _bench("pool_time.py", str(new), "--against", str(old), "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    shared = json.loads((tmp_path / "pool-time-p-new.json").read_text())["shared"]
+    assert {k: (v["pairs"], v["ratio"]) for k, v in shared.items()} == {
+        "toy": (2, 1.5),
+        "tau2": (1, 0.25),
+        "all": (3, 0.667),
+    }
+    table = (tmp_path / "pool-time-p-new.md").read_text().splitlines()
+    assert table[-3:] == [
+        "| toy | 3 | 8.0 | 2.667 | 50.0% | 2 | 1.50 |",
+        "| tau2 | 2 | 8.0 | 4.000 | 50.0% | 1 | 0.25 |",
+        "| all | 5 | 16.0 | | | 3 | 0.67 |",
+    ]
+    missing = _bench("pool_time.py", str(new), "--against", str(tmp_path / "nowhere"))
+    assert missing.returncode == 2 and missing.stderr.startswith(
+        f"error: {tmp_path / 'nowhere' / 'ledger.jsonl'}: not found"
+    )
+
+
 def test_bare_work_profiles_each_paired_tool_of_a_target(tmp_path: Path) -> None:
     from harness.execution.draw import load_corpus
     from harness.execution.plan import load_plan
