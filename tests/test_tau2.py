@@ -455,3 +455,40 @@ def test_no_store_field_of_the_ports_tool_classes_names_its_type_by_a_string():
     ]
     unresolved = typing.ForwardRef("Undefined")
     assert not forward(dict[str, int]) and forward(dict[str, unresolved]) and forward("x")
+
+
+def test_reused_adapters_keep_one_per_hashable_type_and_nothing_else():
+    """An unhashable type is built at every read, as before, and kept nowhere; an adapter
+    that cannot be made raises to the caller (inspect_ai's `_coerce_value` then returns the
+    raw value) and is not kept; equal types share one adapter; `adapters_reused` wraps
+    inspect_ai's global once however often it is called."""
+    from typing import Annotated
+
+    import inspect_ai.util._store_model as store_model
+
+    from harness.targets.tau2.store_reads import _ReusedAdapters, adapters_reused
+
+    built: list[Any] = []
+
+    def make(field_type: Any) -> object:
+        built.append(field_type)
+        if field_type is complex:
+            raise TypeError("no schema")
+        return object()
+
+    reused = _ReusedAdapters(make)
+    assert reused(dict[str, int]) is reused(dict[str, int])  # equal, not identical, types
+    unhashable = Annotated[int, {"a": 1}]
+    assert reused(unhashable) is not reused(unhashable)
+    with pytest.raises(TypeError, match="no schema"):
+        reused(complex)
+    with pytest.raises(TypeError, match="no schema"):
+        reused(complex)
+    assert built == [dict[str, int], unhashable, unhashable, complex, complex]
+    assert list(reused.adapters) == [dict[str, int]]
+
+    adapters_reused()
+    first = store_model.TypeAdapter
+    adapters_reused()
+    assert isinstance(first, _ReusedAdapters) and store_model.TypeAdapter is first
+    assert not isinstance(first.make, _ReusedAdapters)
