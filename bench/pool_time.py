@@ -67,6 +67,11 @@ def main() -> int:
         + (f"; wall time {wall:,.0f} s" if wall is not None else "")
         + (f" with {workers} workers" if workers else ""),
         "",
+        *(
+            [f"against {args.against}: the shared pairs' seconds here over there", ""]
+            if against
+            else []
+        ),
         "| target | pairs | seconds | mean s | share |" + (AGAINST_HEAD if against else ""),
         "|---|---:|---:|---:|---:|" + ("---:|---:|" if against else ""),
     ]
@@ -83,8 +88,6 @@ def main() -> int:
             shared = against.get(target)
             cells += f" {shared['pairs']:,} | {shared['ratio']:.2f} |" if shared else " 0 | |"
         lines.append(cells)
-    if against:
-        lines[5:5] = ["", f"against {args.against}: the shared pairs' seconds here over there"]
     print("\n".join(lines[4:]))
     Path(f"{stem}.md").write_text("\n".join(lines) + "\n")
     Path(f"{stem}.json").write_text(
