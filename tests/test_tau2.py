@@ -383,8 +383,17 @@ def counting(field_type):
     made.append(field_type)
     return pydantic.TypeAdapter(field_type)
 store_model.TypeAdapter = counting  # beneath the harness's: every adapter pydantic builds
+looked_up = []  # each `model_fields` found on a StoreModel class by pydantic's descriptor
+from pydantic._internal._utils import deprecated_instance_property
+descriptor_get = deprecated_instance_property.__get__
+def counting_get(self, instance, owner):
+    if isinstance(owner, type) and issubclass(owner, store_model.StoreModel):
+        looked_up.append(owner)
+    return descriptor_get(self, instance, owner)
+deprecated_instance_property.__get__ = counting_get
 if sys.argv[1] == "off":
     tau2.adapters_reused = lambda: None
+    tau2.fields_read_directly = lambda: False
 out = {}
 for domain, tool, args in [
     ("telecom", "toggle_data", {}),
@@ -403,6 +412,8 @@ for domain, tool, args in [
     ]
 out["made"] = len(made)
 out["types"] = len({repr(t) for t in made})
+out["looked_up"] = len(looked_up)
+out["direct"] = getattr(store_model.StoreModel.__getattribute__, "direct_reads", False)
 print(json.dumps(out))
 """
 
@@ -417,16 +428,115 @@ def _store_reads(mode: str) -> dict[str, Any]:
 
 def test_store_reads_reuse_one_adapter_per_field_type_and_read_the_same():
     """inspect_ai's StoreModel builds a pydantic TypeAdapter on every read of a field that
-    is not a scalar; the harness makes each read reuse one adapter per field type. Grades,
-    results and snapshots are the same as with an adapter per read, in two fresh processes,
-    and pydantic builds one adapter per type instead of one per read."""
+    is not a scalar, and finds its field names through pydantic's deprecated-access
+    descriptor at every read; the harness makes each read reuse one adapter per field type
+    and find the names on the class directly. Grades, results and snapshots are the same as
+    without either, in two fresh processes; pydantic builds one adapter per type instead of
+    one per read, and the descriptor is asked a fraction as often (what is left are
+    inspect_ai's other methods, which still ask it)."""
     reused, per_read = _store_reads("on"), _store_reads("off")
     made = (reused.pop("made"), per_read.pop("made"))
     types = (reused.pop("types"), per_read.pop("types"))
+    looked_up = (reused.pop("looked_up"), per_read.pop("looked_up"))
+    assert (reused.pop("direct"), per_read.pop("direct")) == (True, False)
     assert reused == per_read
     assert any(True in grades.values() for grades, *_ in reused.values())
     assert types[0] == types[1] == made[0]  # each type built once ...
     assert made[1] > 100 * made[0]  # ... against once per read
+    assert 0 < 5 * looked_up[0] < looked_up[1]
+
+
+def test_the_direct_store_read_is_inspect_ais_own_with_one_expression_replaced():
+    """The replaced `StoreModel.__getattribute__` is inspect-ai's, token for token, but for
+    `self.__class__.model_fields` (read as what pydantic's `model_fields` returns:
+    `getattr(cls, "__pydantic_fields__", {})`) and the explicit `super()`; both sources are
+    the ones whose digests `store_reads.py` was written against (an upgrade of inspect-ai or
+    pydantic fails here: check the new code and update the digests); and the port's tool
+    classes find `model_fields` on `BaseModel`, not on a class or metaclass of their own."""
+    import ast
+    import inspect
+    import textwrap
+
+    from inspect_ai.util._store_model import StoreModel
+    from pydantic import BaseModel
+
+    from harness.targets.tau2 import store_reads
+    from harness.targets.tau2.adapter import DOMAINS
+
+    original = StoreModel.__dict__["__getattribute__"]
+    if getattr(original, "direct_reads", False):  # replaced by an earlier test's load
+        original = original.replaced
+    assert store_reads.source_digest(original) == store_reads.GETATTRIBUTE_SOURCE
+    model_fields = BaseModel.__dict__["model_fields"].fget.__func__
+    assert store_reads.source_digest(model_fields) == store_reads.MODEL_FIELDS_SOURCE
+    assert "return getattr(cls, '__pydantic_fields__', {})" in inspect.getsource(model_fields)
+
+    FIELDS_READ = (
+        "getattr(object.__getattribute__(self, '__class__'), '__pydantic_fields__', no_fields)"
+    )
+
+    undone: list[str] = []
+
+    class Undo(ast.NodeTransformer):
+        """The two replacements put back: the descriptor's result as the descriptor."""
+
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            self.generic_visit(node)
+            text = ast.unparse(node)
+            if text == FIELDS_READ:
+                undone.append("fields")
+                return ast.parse("self.__class__.model_fields", mode="eval").body
+            if text == "super(store_model, self)":
+                undone.append("super")
+                return ast.parse("super()", mode="eval").body
+            return node
+
+    undo = Undo()
+    direct = undo.visit(ast.parse(textwrap.dedent(inspect.getsource(store_reads._direct_reads))))
+    (function,) = [
+        node for node in ast.walk(direct) if getattr(node, "name", "") == "__getattribute__"
+    ]
+    assert sorted(undone) == ["fields", "super"]
+    (own,) = ast.parse(textwrap.dedent(inspect.getsource(original))).body
+    assert ast.dump(function) == ast.dump(own)
+
+    classes = {
+        getattr(__import__(role.module, fromlist=[role.cls]), role.cls)
+        for roles in DOMAINS.values()
+        for role in roles
+    }
+    for cls in classes:
+        assert inspect.getattr_static(cls, "model_fields") is BaseModel.__dict__["model_fields"]
+        assert not any("model_fields" in vars(meta) for meta in type(cls).__mro__)
+
+
+GUARD = """
+import json, sys
+from inspect_ai.util._store_model import StoreModel
+from harness.targets.tau2 import store_reads
+original = StoreModel.__dict__["__getattribute__"]
+if sys.argv[1] == "other":
+    store_reads.GETATTRIBUTE_SOURCE = "0" * 16  # as if inspect-ai's method had changed
+first, second = store_reads.fields_read_directly(), store_reads.fields_read_directly()
+now = StoreModel.__dict__["__getattribute__"]
+print(json.dumps([first, second, now is original, getattr(now, "replaced", None) is original]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [("same", [True, True, False, True]), ("other", [False, False, True, False])],
+)
+def test_the_direct_store_read_replaces_only_the_method_it_was_written_against(
+    mode: str, expected: list[bool]
+):
+    """In a fresh process: inspect-ai's method as pinned is replaced once (a second call
+    finds it replaced); a method whose source has another digest is left alone."""
+    done = subprocess.run(
+        [sys.executable, "-c", GUARD, mode], capture_output=True, text=True, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == expected
 
 
 def test_no_store_field_of_the_ports_tool_classes_names_its_type_by_a_string():

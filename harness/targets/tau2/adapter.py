@@ -21,7 +21,8 @@
   two fresh environments compare equal). Telecom syncs the device with the line after every
   call (`Environment.sync_tools`), as the port's solver does after each action.
 - Store reads: the tool classes' fields are read through one pydantic adapter per field
-  type in this process, not a new adapter per read (`store_reads.py`).
+  type in this process, not a new adapter per read, and their names are found on the class
+  without pydantic's deprecated-access descriptor (`store_reads.py`).
 - Invoke: a raised exception (the port's `ToolError`, a pydantic `ValidationError` of a
   malformed argument) is `InvokeOutcome(success=False)`.
 - Reset: the port has no reset path (`ResetUnsupported`).
@@ -45,7 +46,7 @@ from typing import Any
 
 from harness.targets.adapter import InvokeOutcome, ReferenceCall, ResetUnsupported
 from harness.targets.equality import JSON
-from harness.targets.tau2.store_reads import adapters_reused
+from harness.targets.tau2.store_reads import adapters_reused, fields_read_directly
 from harness.targets.tau2.sync import telecom_sync
 
 CONTRACTS_ROOT = Path(__file__).resolve().parent / "contracts"
@@ -223,6 +224,7 @@ def _load(domain: str) -> _Domain:
     from inspect_ai.util._store import Store
 
     adapters_reused()  # before any read of a store field (store_reads.py)
+    fields_read_directly()
 
     classes: dict[str, type] = {}
     tools: dict[str, str] = {}
