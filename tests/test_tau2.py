@@ -103,6 +103,119 @@ def test_copy_on_read_dict_never_changes_the_pristine_record():
     assert pristine["a"]["x"] == 1 and table["a"]["x"] == 2 and table.owned == {"a"}
 
 
+def test_a_loop_over_a_copy_on_read_table_copies_the_records_it_reaches_and_no_more():
+    """`items()` and `values()` copy a record when a loop reaches it: a loop that stops
+    early leaves the rest shared and unread; what the loop sees, and everything else a
+    caller can do with the view, is what `dict.items()` / `dict.values()` of a plain dict
+    show (the comparisons, set operations, `reversed`, `mapping` and `repr` own every record
+    first, as both views did before)."""
+    pristine = {"a": [1], "b": [2], "c": [3]}
+    table, plain = CopyOnReadDict(dict(pristine)), dict(pristine)
+    for key, value in table.items():
+        value.append(0)
+        if key == "b":
+            break
+    assert table.owned == {"a", "b"} and pristine == {"a": [1], "b": [2], "c": [3]}
+    assert dict.__getitem__(table, "c") is pristine["c"]  # unread: still the pristine one
+    plain["a"], plain["b"] = [1, 0], [2, 0]
+    assert next(iter(table.values())) == [1, 0] and ("b", [2, 0]) in table.items()
+    assert "b" not in table.items() and ("z", 1) not in table.items()
+    assert table.owned == {"a", "b"}
+    assert len(table.items()) == len(table.values()) == 3
+    assert list(table.items()) == list(plain.items())
+    assert table.items() == plain.items() and plain.items() == table.items()
+    assert table.items() != {("a", 1)} and not table.items() <= {("a", 1)}
+    assert repr(table.items()) == repr(plain.items())
+    assert repr(table.values()) == repr(plain.values())
+    assert list(reversed(table.items())) == list(reversed(plain.items()))
+    assert list(reversed(table.values())) == list(reversed(plain.values()))
+    assert dict(table.items().mapping) == dict(plain.items().mapping)
+    for operation in (
+        lambda view: view & {("a", 1)},
+        lambda view: {("a", 1)} & view,
+        lambda view: view | {("a", 1)},
+        lambda view: view - {("a", 1)},
+        lambda view: {("a", 1)} - view,
+        lambda view: view ^ set(),
+        lambda view: view.isdisjoint({("a", 1)}),
+    ):
+        outcomes = []
+        for view in (table.items(), plain.items()):
+            try:
+                outcomes.append(repr(operation(view)))
+            except TypeError as error:  # lists are unhashable, in both
+                outcomes.append(str(error))
+        assert outcomes[0] == outcomes[1]
+    assert table.owned == {"a", "b", "c"}
+    growing = CopyOnReadDict({"a": 1, "b": 2})
+    with pytest.raises(RuntimeError, match="dictionary changed size during iteration"):
+        for _ in growing.items():
+            growing["z"] = 3
+
+
+LOOPS = """
+import json, sys
+from harness.targets.tau2 import adapter as tau2
+from harness.targets.tau2.grader import grade, grader_tasks
+if sys.argv[1] == "eager":  # as before: every record copied when the view is made
+    tau2.CopyOnReadDict.items = lambda self: (self._own_all(), dict.items(self))[1]
+    tau2.CopyOnReadDict.values = lambda self: (self._own_all(), dict.values(self))[1]
+adapter = tau2.Tau2Adapter("retail")
+out = {}
+for tool, args in [
+    ("find_user_id_by_name_zip", {"first_name": "Lucas", "last_name": "Johnson", "zip": "98147"}),
+    ("find_user_id_by_name_zip", {"first_name": "No", "last_name": "One", "zip": "00000"}),
+    ("find_user_id_by_email", {"email": "mia.garcia2723@example.com"}),
+    ("list_all_product_types", {}),
+]:
+    env = adapter.fresh()
+    outcome = adapter.invoke(env, tool, args)
+    users = env.instances[""].db.users
+    out[json.dumps([tool, args])] = [
+        outcome.success,
+        json.dumps(outcome.result, sort_keys=True, default=str),
+        json.dumps(adapter.snapshot(env), sort_keys=True),
+        len(users.owned),
+        len(users),
+    ]
+for tool in ("cancel_pending_order", "modify_user_address"):
+    out[tool] = {t: grade(adapter, t) for t in grader_tasks(adapter, tool)[:8]}
+print(json.dumps(out))
+"""
+
+
+def test_a_loop_over_the_retail_users_gives_the_same_calls_snapshots_and_grades():
+    """In two fresh processes, a loop over a table copying each record as it reaches it
+    against copying every record when the view is made: the port's user searches (found
+    and not found) return the same results and leave the same snapshots, and the grades of
+    retail grader tasks are the same; a search that finds its user early copies fewer
+    records."""
+    lazy, eager = (
+        json.loads(
+            subprocess.run(
+                [sys.executable, "-c", LOOPS, mode],
+                capture_output=True,
+                text=True,
+                cwd=ROOT,
+                check=True,
+            ).stdout
+        )
+        for mode in ("lazy", "eager")
+    )
+    owned = {}
+    for key in lazy:
+        if key.startswith("["):
+            owned[key] = (lazy[key].pop(3), eager[key].pop(3), lazy[key].pop(3))
+            assert eager[key].pop(3) == owned[key][2]
+    assert lazy == eager
+    found, missing, email, _ = owned.values()
+    assert found[1] == found[2] and found[0] < found[2] / 4  # all copied before, not now
+    assert missing[0] == missing[1] == missing[2]  # a search that finds nothing reads all
+    assert email[0] < email[1] == email[2]
+    assert json.loads(lazy[next(iter(lazy))][1]) == "lucas_johnson_2067"
+    assert any(True in grades.values() for key, grades in lazy.items() if key[0] != "[")
+
+
 def test_telecom_ids_are_deterministic_and_the_device_syncs():
     adapter = Tau2Adapter("telecom")
     args = {"customer_id": "C1001", "line_id": "L1002", "gb_amount": 2.0}

@@ -38,7 +38,7 @@ import json
 import pickle
 import typing
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, ItemsView, Iterator, ValuesView
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -106,9 +106,10 @@ POLICY_FILES = {
 
 class CopyOnReadDict(dict):  # type: ignore[type-arg]
     """A table of records shared with the pristine database until read: the first read of a
-    record (item access, `get`, `values`, `items`, `pop`, `setdefault`) replaces it by a
-    copy (unpickled from the record's pickle, made once per process: 8x faster than a deep
-    copy), so the pristine records are never changed. `owned` names the keys whose value
+    record (item access, `get`, `pop`, `setdefault`, a loop over `values()` or `items()`
+    reaching it: `_OwningItems`) replaces it by a copy (unpickled from the record's pickle,
+    made once per process: 8x faster than a deep copy), so the pristine records are never
+    changed. `owned` names the keys whose value
     may differ from the pristine one (read, written or added); `pristine` is the table
     they came from. The C-level reads of pydantic's serialiser see the same values."""
 
@@ -159,12 +160,10 @@ class CopyOnReadDict(dict):  # type: ignore[type-arg]
             self._own(key)
 
     def values(self) -> Any:
-        self._own_all()
-        return dict.values(self)
+        return _OwningValues(self)
 
     def items(self) -> Any:
-        self._own_all()
-        return dict.items(self)
+        return _OwningItems(self)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
         # A plain dict: a copy of the database (a mutant may make one) owns every record.
@@ -174,6 +173,109 @@ class CopyOnReadDict(dict):  # type: ignore[type-arg]
             else copy.deepcopy(v, memo)
             for k, v in dict.items(self)
         }
+
+
+class _OwningItems(ItemsView):  # type: ignore[type-arg]
+    """`CopyOnReadDict.items()`: a live view whose loop reads each record through the
+    table's `__getitem__`, so a record is copied when the loop reaches it, not before. A
+    loop that stops early (the port's `find_user_id_by_name_zip` returns at its first
+    match) leaves the records after it shared and unread; `in` reads the one record it
+    asks about. What a loop, `len` and `in` see is what `dict.items()` shows: the same pairs
+    in the same order, the same `RuntimeError` when the table changes size during a loop
+    (the table's own key iterator raises it), anything but a pair not in it. Everything
+    else (comparisons, set operations, `reversed`, `mapping`, `repr`) is done as before:
+    every record owned, then `dict.items()` of the table."""
+
+    __slots__ = ()
+    _mapping: CopyOnReadDict
+
+    def _whole(self) -> Any:
+        self._mapping._own_all()
+        return dict.items(self._mapping)
+
+    def __contains__(self, item: object) -> bool:
+        if not isinstance(item, tuple) or len(item) != 2:
+            return False
+        return super().__contains__(item)
+
+    def __eq__(self, other: object) -> bool:
+        return self._whole() == other
+
+    def __ne__(self, other: object) -> bool:
+        return self._whole() != other
+
+    def __lt__(self, other: Any) -> bool:
+        return self._whole() < other
+
+    def __le__(self, other: Any) -> bool:
+        return self._whole() <= other
+
+    def __gt__(self, other: Any) -> bool:
+        return self._whole() > other
+
+    def __ge__(self, other: Any) -> bool:
+        return self._whole() >= other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __and__(self, other: Any) -> Any:
+        return self._whole() & other
+
+    def __rand__(self, other: Any) -> Any:
+        return other & self._whole()
+
+    def __or__(self, other: Any) -> Any:
+        return self._whole() | other
+
+    def __ror__(self, other: Any) -> Any:
+        return other | self._whole()
+
+    def __sub__(self, other: Any) -> Any:
+        return self._whole() - other
+
+    def __rsub__(self, other: Any) -> Any:
+        return other - self._whole()
+
+    def __xor__(self, other: Any) -> Any:
+        return self._whole() ^ other
+
+    def __rxor__(self, other: Any) -> Any:
+        return other ^ self._whole()
+
+    def isdisjoint(self, other: Any) -> bool:
+        return self._whole().isdisjoint(other)
+
+    def __reversed__(self) -> Any:
+        return reversed(self._whole())
+
+    @property
+    def mapping(self) -> Any:
+        return self._whole().mapping
+
+    def __repr__(self) -> str:
+        return repr(self._whole())
+
+
+class _OwningValues(ValuesView):  # type: ignore[type-arg]
+    """`CopyOnReadDict.values()`: as `_OwningItems`, the values alone: a loop copies each
+    record as it reaches it (`in` is a loop); `reversed`, `mapping` and `repr` as before."""
+
+    __slots__ = ()
+    _mapping: CopyOnReadDict
+
+    def _whole(self) -> Any:
+        self._mapping._own_all()
+        return dict.values(self._mapping)
+
+    def __reversed__(self) -> Any:
+        return reversed(self._whole())
+
+    @property
+    def mapping(self) -> Any:
+        return self._whole().mapping
+
+    def __repr__(self) -> str:
+        return repr(self._whole())
 
 
 class _CountingUuid:
