@@ -153,6 +153,15 @@ def test_a_loop_over_a_copy_on_read_table_copies_the_records_it_reaches_and_no_m
             growing["z"] = 3
 
 
+def _fresh(script: str, *args: str) -> Any:
+    """What `script` prints as JSON, run with `args` in a fresh process."""
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args], capture_output=True, text=True, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
 LOOPS = """
 import json, sys
 from harness.targets.tau2 import adapter as tau2
@@ -161,7 +170,7 @@ if sys.argv[1] == "eager":  # as before: every record copied when the view is ma
     tau2.CopyOnReadDict.items = lambda self: (self._own_all(), dict.items(self))[1]
     tau2.CopyOnReadDict.values = lambda self: (self._own_all(), dict.values(self))[1]
 adapter = tau2.Tau2Adapter("retail")
-out = {}
+out, copied = {}, []  # copied: per search, [records copied, records in the table]
 for tool, args in [
     ("find_user_id_by_name_zip", {"first_name": "Lucas", "last_name": "Johnson", "zip": "98147"}),
     ("find_user_id_by_name_zip", {"first_name": "No", "last_name": "One", "zip": "00000"}),
@@ -175,12 +184,11 @@ for tool, args in [
         outcome.success,
         json.dumps(outcome.result, sort_keys=True, default=str),
         json.dumps(adapter.snapshot(env), sort_keys=True),
-        len(users.owned),
-        len(users),
     ]
+    copied.append([len(users.owned), len(users)])
 for tool in ("cancel_pending_order", "modify_user_address"):
     out[tool] = {t: grade(adapter, t) for t in grader_tasks(adapter, tool)[:8]}
-print(json.dumps(out))
+print(json.dumps({"out": out, "copied": copied}))
 """
 
 
@@ -190,30 +198,15 @@ def test_a_loop_over_the_retail_users_gives_the_same_calls_snapshots_and_grades(
     and not found) return the same results and leave the same snapshots, and the grades of
     retail grader tasks are the same; a search that finds its user early copies fewer
     records."""
-    lazy, eager = (
-        json.loads(
-            subprocess.run(
-                [sys.executable, "-c", LOOPS, mode],
-                capture_output=True,
-                text=True,
-                cwd=ROOT,
-                check=True,
-            ).stdout
-        )
-        for mode in ("lazy", "eager")
-    )
-    owned = {}
-    for key in lazy:
-        if key.startswith("["):
-            owned[key] = (lazy[key].pop(3), eager[key].pop(3), lazy[key].pop(3))
-            assert eager[key].pop(3) == owned[key][2]
-    assert lazy == eager
-    found, missing, email, _ = owned.values()
-    assert found[1] == found[2] and found[0] < found[2] / 4  # all copied before, not now
-    assert missing[0] == missing[1] == missing[2]  # a search that finds nothing reads all
-    assert email[0] < email[1] == email[2]
-    assert json.loads(lazy[next(iter(lazy))][1]) == "lucas_johnson_2067"
-    assert any(True in grades.values() for key, grades in lazy.items() if key[0] != "[")
+    lazy, eager = _fresh(LOOPS, "lazy"), _fresh(LOOPS, "eager")
+    assert lazy["out"] == eager["out"]
+    found, missing, email, _ = zip(lazy["copied"], eager["copied"], strict=True)
+    assert found[1] == [500, 500] and found[0][1] == 500 and found[0][0] < 500 / 4  # not all now
+    assert missing[0] == missing[1] == [500, 500]  # a search that finds nothing reads all
+    assert email[0][0] < email[1][0] == 500
+    searched = lazy["out"]
+    assert json.loads(searched[next(iter(searched))][1]) == "lucas_johnson_2067"
+    assert any(True in grades.values() for key, grades in searched.items() if key[0] != "[")
 
 
 def test_telecom_ids_are_deterministic_and_the_device_syncs():
@@ -531,14 +524,6 @@ print(json.dumps(out))
 """
 
 
-def _store_reads(mode: str) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, "-c", STORE_READS, mode], capture_output=True, text=True, cwd=ROOT
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
-
-
 def test_store_reads_reuse_one_adapter_per_field_type_and_read_the_same():
     """inspect_ai's StoreModel builds a pydantic TypeAdapter on every read of a field that
     is not a scalar, and finds its field names through pydantic's deprecated-access
@@ -547,7 +532,7 @@ def test_store_reads_reuse_one_adapter_per_field_type_and_read_the_same():
     without either, in two fresh processes; pydantic builds one adapter per type instead of
     one per read, and the descriptor is asked a fraction as often (what is left are
     inspect_ai's other methods, which still ask it)."""
-    reused, per_read = _store_reads("on"), _store_reads("off")
+    reused, per_read = _fresh(STORE_READS, "on"), _fresh(STORE_READS, "off")
     made = (reused.pop("made"), per_read.pop("made"))
     types = (reused.pop("types"), per_read.pop("types"))
     looked_up = (reused.pop("looked_up"), per_read.pop("looked_up"))
@@ -574,7 +559,6 @@ def test_the_direct_store_read_is_inspect_ais_own_with_one_expression_replaced()
     from pydantic import BaseModel
 
     from harness.targets.tau2 import store_reads
-    from harness.targets.tau2.adapter import DOMAINS
 
     original = StoreModel.__dict__["__getattribute__"]
     if getattr(original, "direct_reads", False):  # replaced by an earlier test's load
@@ -613,11 +597,7 @@ def test_the_direct_store_read_is_inspect_ais_own_with_one_expression_replaced()
     (own,) = ast.parse(textwrap.dedent(inspect.getsource(original))).body
     assert ast.dump(function) == ast.dump(own)
 
-    classes = {
-        getattr(__import__(role.module, fromlist=[role.cls]), role.cls)
-        for roles in DOMAINS.values()
-        for role in roles
-    }
+    classes = _tool_classes()
     for cls in classes:
         assert inspect.getattr_static(cls, "model_fields") is BaseModel.__dict__["model_fields"]
         assert not any("model_fields" in vars(meta) for meta in type(cls).__mro__)
@@ -645,11 +625,18 @@ def test_the_direct_store_read_replaces_only_the_method_it_was_written_against(
 ):
     """In a fresh process: inspect-ai's method as pinned is replaced once (a second call
     finds it replaced); a method whose source has another digest is left alone."""
-    done = subprocess.run(
-        [sys.executable, "-c", GUARD, mode], capture_output=True, text=True, cwd=ROOT
-    )
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == expected
+    assert _fresh(GUARD, mode) == expected
+
+
+def _tool_classes() -> set[type]:
+    """The port's tool classes of every domain."""
+    from harness.targets.tau2.adapter import DOMAINS
+
+    return {
+        getattr(__import__(role.module, fromlist=[role.cls]), role.cls)
+        for roles in DOMAINS.values()
+        for role in roles
+    }
 
 
 def test_no_store_field_of_the_ports_tool_classes_names_its_type_by_a_string():
@@ -657,18 +644,12 @@ def test_no_store_field_of_the_ports_tool_classes_names_its_type_by_a_string():
     not depend on the namespace it is built in: no string or forward reference in it."""
     from inspect_ai.util import StoreModel
 
-    from harness.targets.tau2.adapter import DOMAINS
-
     def forward(annotation: Any) -> bool:
         if isinstance(annotation, str | typing.ForwardRef):
             return True
         return any(forward(arg) for arg in typing.get_args(annotation))
 
-    classes = {
-        getattr(__import__(role.module, fromlist=[role.cls]), role.cls)
-        for roles in DOMAINS.values()
-        for role in roles
-    }
+    classes = _tool_classes()
     assert len(classes) == 4 and all(issubclass(c, StoreModel) for c in classes)
     assert not [
         (c.__name__, name)
