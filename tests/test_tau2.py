@@ -499,7 +499,7 @@ def counting_get(self, instance, owner):
 deprecated_instance_property.__get__ = counting_get
 if sys.argv[1] == "off":
     tau2.adapters_reused = lambda: None
-    tau2.fields_read_directly = lambda: False
+    tau2.reads_made_direct = lambda: False
 out = {}
 for domain, tool, args in [
     ("telecom", "toggle_data", {}),
@@ -544,13 +544,16 @@ def test_store_reads_reuse_one_adapter_per_field_type_and_read_the_same():
     assert 0 < 5 * looked_up[0] < looked_up[1]
 
 
-def test_the_direct_store_read_is_inspect_ais_own_with_one_expression_replaced():
-    """The replaced `StoreModel.__getattribute__` is inspect-ai's, token for token, but for
-    `self.__class__.model_fields` (read as what pydantic's `model_fields` returns:
-    `getattr(cls, "__pydantic_fields__", {})`) and the explicit `super()`; both sources are
-    the ones whose digests `store_reads.py` was written against (an upgrade of inspect-ai or
-    pydantic fails here: check the new code and update the digests); and the port's tool
-    classes find `model_fields` on `BaseModel`, not on a class or metaclass of their own."""
+def test_the_direct_store_reads_are_inspect_ais_own_methods_with_the_named_changes():
+    """Each replaced `StoreModel` method is inspect-ai's, token for token, once three kinds
+    of change are put back: `self.__class__.model_fields` read as what pydantic's
+    `model_fields` returns (`getattr(cls, "__pydantic_fields__", {})`), `self.X` read as
+    `object.__getattribute__(self, "X")` for the names of `READ_DIRECTLY` alone, and the
+    explicit `super()`. Their sources are the ones whose digests `store_reads.py` was
+    written against (an upgrade of inspect-ai or pydantic fails here: check the new code and
+    update the digests); the replacements keep the originals' file and lines; and the port's
+    tool classes find `model_fields` on `BaseModel` and define no `__getattribute__` of
+    their own, which the direct reads would pass by."""
     import ast
     import inspect
     import textwrap
@@ -560,71 +563,97 @@ def test_the_direct_store_read_is_inspect_ais_own_with_one_expression_replaced()
 
     from harness.targets.tau2 import store_reads
 
-    original = StoreModel.__dict__["__getattribute__"]
-    if getattr(original, "direct_reads", False):  # replaced by an earlier test's load
-        original = original.replaced
-    assert store_reads.source_digest(original) == store_reads.GETATTRIBUTE_SOURCE
+    load_target("tau2-telecom")  # replaces them, if no earlier test has
     model_fields = BaseModel.__dict__["model_fields"].fget.__func__
     assert store_reads.source_digest(model_fields) == store_reads.MODEL_FIELDS_SOURCE
     assert "return getattr(cls, '__pydantic_fields__', {})" in inspect.getsource(model_fields)
 
-    FIELDS_READ = (
-        "getattr(object.__getattribute__(self, '__class__'), '__pydantic_fields__', no_fields)"
-    )
-
+    FIELDS_READ = "getattr(object.__getattribute__(self, '__class__'), '__pydantic_fields__', {})"
     undone: list[str] = []
 
     class Undo(ast.NodeTransformer):
-        """The two replacements put back: the descriptor's result as the descriptor."""
+        """The changes put back."""
 
         def visit_Call(self, node: ast.Call) -> ast.AST:
-            self.generic_visit(node)
-            text = ast.unparse(node)
-            if text == FIELDS_READ:
+            if ast.unparse(node) == FIELDS_READ:  # before its inner read is put back
                 undone.append("fields")
                 return ast.parse("self.__class__.model_fields", mode="eval").body
-            if text == "super(store_model, self)":
+            self.generic_visit(node)
+            text = ast.unparse(node)
+            if text == "super(StoreModel, self)":
                 undone.append("super")
                 return ast.parse("super()", mode="eval").body
+            if text.startswith("object.__getattribute__(self, ") and isinstance(
+                node.args[1], ast.Constant
+            ):  # inspect-ai's own calls pass `name`, a variable
+                name = node.args[1].value
+                assert name in store_reads.READ_DIRECTLY, text
+                undone.append("direct")
+                return ast.parse(f"self.{name}", mode="eval").body
             return node
 
-    undo = Undo()
-    direct = undo.visit(ast.parse(textwrap.dedent(inspect.getsource(store_reads._direct_reads))))
-    (function,) = [
-        node for node in ast.walk(direct) if getattr(node, "name", "") == "__getattribute__"
-    ]
-    assert sorted(undone) == ["fields", "super"]
-    (own,) = ast.parse(textwrap.dedent(inspect.getsource(original))).body
-    assert ast.dump(function) == ast.dump(own)
+    made: dict[str, dict[str, int]] = {}
+    for name, digest in store_reads.METHOD_SOURCES.items():
+        replacement = StoreModel.__dict__[name]
+        assert replacement.direct_reads and replacement.__name__ == name
+        original = replacement.replaced
+        assert store_reads.source_digest(original) == digest
+        assert replacement.__code__.co_filename == original.__code__.co_filename
+        assert replacement.__code__.co_firstlineno == original.__code__.co_firstlineno
+        assert replacement.__globals__ is original.__globals__
+        tree, made[name] = store_reads.direct_source(original)
+        undone.clear()
+        back = Undo().visit(tree)
+        assert sorted(undone) == sorted(k for k, n in made[name].items() for _ in range(n))
+        (own,) = ast.parse(textwrap.dedent(inspect.getsource(original))).body
+        assert ast.dump(back.body[0]) == ast.dump(own)
+    # the reads each method made through `__getattribute__`, now made directly
+    assert {name: counts["direct"] for name, counts in made.items()} == {
+        "__getattribute__": 3,
+        "_ns_name": 3,
+        "_get_and_coerce_field": 5,
+        "_coerce_value": 1,
+    }
+    assert sum(counts["fields"] for counts in made.values()) == 3
+    assert sum(counts["super"] for counts in made.values()) == 1
 
-    classes = _tool_classes()
-    for cls in classes:
+    for cls in _tool_classes():
         assert inspect.getattr_static(cls, "model_fields") is BaseModel.__dict__["model_fields"]
         assert not any("model_fields" in vars(meta) for meta in type(cls).__mro__)
+        assert [c for c in cls.__mro__ if "__getattribute__" in vars(c)] == [StoreModel, object]
 
 
 GUARD = """
 import json, sys
 from inspect_ai.util._store_model import StoreModel
 from harness.targets.tau2 import store_reads
-original = StoreModel.__dict__["__getattribute__"]
-if sys.argv[1] == "other":
-    store_reads.GETATTRIBUTE_SOURCE = "0" * 16  # as if inspect-ai's method had changed
-first, second = store_reads.fields_read_directly(), store_reads.fields_read_directly()
-now = StoreModel.__dict__["__getattribute__"]
-print(json.dumps([first, second, now is original, getattr(now, "replaced", None) is original]))
+names = list(store_reads.METHOD_SOURCES)
+original = {name: StoreModel.__dict__[name] for name in names}
+if sys.argv[1] == "other":  # as if one of inspect-ai's methods had changed
+    store_reads.METHOD_SOURCES["_coerce_value"] = "0" * 16
+first, second = store_reads.reads_made_direct(), store_reads.reads_made_direct()
+now = {name: StoreModel.__dict__[name] for name in names}
+print(json.dumps([
+    first,
+    second,
+    [now[name] is original[name] for name in names],
+    [getattr(now[name], "replaced", None) is original[name] for name in names],
+]))
 """
 
 
 @pytest.mark.parametrize(
     ("mode", "expected"),
-    [("same", [True, True, False, True]), ("other", [False, False, True, False])],
+    [
+        ("same", [True, True, [False] * 4, [True] * 4]),
+        ("other", [False, False, [True] * 4, [False] * 4]),
+    ],
 )
 def test_the_direct_store_read_replaces_only_the_method_it_was_written_against(
     mode: str, expected: list[bool]
 ):
-    """In a fresh process: inspect-ai's method as pinned is replaced once (a second call
-    finds it replaced); a method whose source has another digest is left alone."""
+    """In a fresh process: inspect-ai's four methods as pinned are replaced once (a second
+    call finds them replaced); if one has another digest, all four are left alone."""
     assert _fresh(GUARD, mode) == expected
 
 

@@ -46,7 +46,7 @@ from typing import Any
 
 from harness.targets.adapter import InvokeOutcome, ReferenceCall, ResetUnsupported
 from harness.targets.equality import JSON
-from harness.targets.tau2.store_reads import adapters_reused, fields_read_directly
+from harness.targets.tau2.store_reads import adapters_reused, reads_made_direct
 from harness.targets.tau2.sync import telecom_sync
 
 CONTRACTS_ROOT = Path(__file__).resolve().parent / "contracts"
@@ -326,7 +326,7 @@ def _load(domain: str) -> _Domain:
     from inspect_ai.util._store import Store
 
     adapters_reused()  # before any read of a store field (store_reads.py)
-    fields_read_directly()
+    reads_made_direct()
 
     classes: dict[str, type] = {}
     tools: dict[str, str] = {}

@@ -29,23 +29,46 @@ tau2-telecom`, its profile). Two things each read did are replaced here, in memo
    - A type equal to one seen before (`dict[str, X]` written twice) shares its adapter: a
      TypeAdapter holds nothing of the values it validated.
 
-2. **The field names read from the class directly** (`fields_read_directly`). Each read,
-   and each of the reads it makes of the instance's own attributes (`store`, `instance`,
-   `_ns_name`, ...), asked `self.__class__.model_fields`: pydantic's deprecated-access
-   descriptor, which calls a classmethod that returns
-   `getattr(cls, "__pydantic_fields__", {})` (3.1 million calls, 2.2 s of that profile).
-   `StoreModel.__getattribute__` becomes the same method with that expression in its
-   place, and nothing else changed. This replaces `inspect_ai`'s own method, so it is
-   done only where both are the code it was written against: `StoreModel`'s
-   `__getattribute__` and pydantic's `model_fields` are compared, by the SHA-256 of their
-   source, with inspect-ai 0.3.285's and pydantic 2.13.4's (the versions `pyproject.toml`
-   pins), and any other version is left alone (`tests/test_tau2.py` fails then, so that
-   an upgrade is a decision: check the new method and update the digests).
-   `model_fields` is found on `BaseModel` by every `StoreModel` subclass the port defines
-   (the same test checks that none shadows it).
+2. **Each read's own reads done directly** (`reads_made_direct`). A field read goes through
+   `StoreModel.__getattribute__`, and so does every read it makes of the instance's own
+   attributes on the way (`_ns_name`, `store`, `instance`, `_get_and_coerce_field`, ...):
+   about ten Python-level calls of the method per field read, 3.8 million in that bare
+   work for 382,054 reads from outside. And each asked `self.__class__.model_fields`,
+   pydantic's deprecated-access descriptor, which calls a classmethod that returns
+   `getattr(cls, "__pydantic_fields__", {})` (3.1 million calls before the twenty-fourth
+   refreeze, which replaced it in `__getattribute__` alone).
+
+   Four of `StoreModel`'s methods (`METHOD_SOURCES`'s keys) are replaced by inspect-ai's
+   own, compiled here from their installed source with three kinds of change and nothing
+   else (`_Direct`, an `ast.NodeTransformer`):
+
+   - `self.__class__.model_fields` becomes `getattr(object.__getattribute__(self,
+     "__class__"), "__pydantic_fields__", {})`, what the descriptor returns;
+   - `self.X`, read, becomes `object.__getattribute__(self, "X")` for the eight names of
+     `READ_DIRECTLY`: where `StoreModel.__getattribute__` sends each of them anyway. A
+     dunder goes there first; `store` and `instance` are fields it hands to `super()`;
+     the four methods' names begin with an underscore, which no pydantic field name can,
+     so it hands them to `super()` too; and no class between `StoreModel` and `object`
+     defines `__getattribute__` (checked before replacing). Each of the eight is there
+     once a model is built (the methods on the class, `store` and `instance` in its
+     `__dict__`), so pydantic's `__getattr__`, where a failed read would go next, is not
+     passed by. The lookup is still the instance's class's, so a subclass's own method of
+     that name is the one called;
+   - `super()` becomes `super(StoreModel, self)` (the function is not compiled in the
+     class).
+
+   The code keeps its file name and line numbers, so a traceback or a profile shows
+   inspect-ai's source line. This replaces `inspect_ai`'s own methods, so it is done only
+   where all four are the code it was written against: compared, by the SHA-256 of their
+   source, with inspect-ai 0.3.285's, and pydantic's `model_fields` with pydantic
+   2.13.4's (the versions `pyproject.toml` pins); any other version leaves all four alone
+   (`tests/test_tau2.py` fails then, so that an upgrade is a decision: check the new code
+   and update the digests). The same test checks that every `StoreModel` subclass the
+   port defines finds `model_fields` on `BaseModel` and defines no `__getattribute__` of
+   its own (which the direct reads would pass by).
 
 No file changes: `inspect_ai` and pydantic stay as installed, and only this process's
-module global and class attribute are replaced (once; a second call finds them replaced).
+module global and class attributes are replaced (once; a second call finds them replaced).
 A mutant of the port's tools touches neither. `tests/test_tau2.py` compares grades, results
 and snapshots with and without, in fresh processes; docs/adapters.md lists what adapters
 change in their benchmark's process.
@@ -53,15 +76,36 @@ change in their benchmark's process.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import inspect
+import textwrap
+import types
 from typing import Any
 
 # The first 16 hex digits of the SHA-256 of `inspect.getsource` of inspect-ai 0.3.285's
-# `StoreModel.__getattribute__` and of pydantic 2.13.4's `BaseModel.model_fields` (its
-# classmethod's function): the code `_direct_reads` was written against.
-GETATTRIBUTE_SOURCE = "7233ed1a467a617f"
+# `StoreModel` methods `reads_made_direct` replaces, and of pydantic 2.13.4's
+# `BaseModel.model_fields` (its classmethod's function): the code it was written against.
+METHOD_SOURCES = {
+    "__getattribute__": "7233ed1a467a617f",
+    "_ns_name": "615c53f748491596",
+    "_get_and_coerce_field": "a9432b40ed72b5ee",
+    "_coerce_value": "b60f8dba207b3cce",
+}
 MODEL_FIELDS_SOURCE = "7cdde549b5e66209"
+# The attributes of `self` each replaced method reads directly (module docstring, 2).
+READ_DIRECTLY = frozenset(
+    {
+        "__class__",
+        "__dict__",
+        "store",
+        "instance",
+        "_ns_name",
+        "_get_and_coerce_field",
+        "_coerce_value",
+        "_is_scalar",
+    }
+)
 
 
 class _ReusedAdapters:
@@ -95,48 +139,94 @@ def source_digest(function: Any) -> str:
     return hashlib.sha256(inspect.getsource(function).encode()).hexdigest()[:16]
 
 
-def _direct_reads(store_model: type) -> Any:
-    """inspect-ai 0.3.285's `StoreModel.__getattribute__` (its comments too), with
-    `self.__class__.model_fields` replaced by what pydantic 2.13.4's `model_fields` returns
-    for that class, and `super()` spelled out (the function is not defined in the class)."""
-    no_fields: dict[str, Any] = {}
-
-    def __getattribute__(self, name: str) -> Any:
-        # sidestep dunders and pydantic fields
-        if name.startswith("__") or name.startswith("model_"):
-            return object.__getattribute__(self, name)
-        # handle model_fields (except 'store' and 'namespace') by reading the store
-        elif name in getattr(
-            object.__getattribute__(self, "__class__"), "__pydantic_fields__", no_fields
-        ) and name not in ["store", "instance"]:
-            store_key = self._ns_name(name)
-            if store_key in self.store:
-                return self._get_and_coerce_field(name)
-            else:
-                return object.__getattribute__(self, name)
-        # default to super
-        else:
-            return super(store_model, self).__getattribute__(name)
-
-    __getattribute__.direct_reads = True  # type: ignore[attr-defined]
-    __getattribute__.replaced = store_model.__dict__["__getattribute__"]  # type: ignore[attr-defined]
-    return __getattribute__
+def _is_self(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"
 
 
-def fields_read_directly() -> bool:
-    """Make `StoreModel`'s reads find its field names without pydantic's deprecated-access
-    descriptor (module docstring, 2), if both are the code this was written against.
+class _Direct(ast.NodeTransformer):
+    """The three changes of the module docstring's item 2; `made` counts each kind."""
+
+    def __init__(self) -> None:
+        self.made: dict[str, int] = {"fields": 0, "direct": 0, "super": 0}
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        if (
+            node.attr == "model_fields"
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "__class__"
+            and _is_self(node.value.value)
+        ):
+            self.made["fields"] += 1
+            return _expression(
+                "getattr(object.__getattribute__(self, '__class__'), '__pydantic_fields__', {})",
+                node,
+            )
+        self.generic_visit(node)
+        if _is_self(node.value) and node.attr in READ_DIRECTLY and isinstance(node.ctx, ast.Load):
+            self.made["direct"] += 1
+            return _expression(f"object.__getattribute__(self, {node.attr!r})", node)
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id == "super" and not node.args:
+            self.made["super"] += 1
+            return _expression("super(StoreModel, self)", node)
+        return node
+
+
+def _expression(text: str, where: ast.AST) -> ast.expr:
+    """`text` parsed, placed on `where`'s line."""
+    expression = ast.parse(text, mode="eval").body
+    for node in ast.walk(expression):
+        ast.copy_location(node, where)
+    return expression
+
+
+def direct_source(function: Any) -> tuple[ast.Module, dict[str, int]]:
+    """`function`'s source with the three changes made, on its own lines, and how many of
+    each kind were made."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    ast.increment_lineno(tree, function.__code__.co_firstlineno - 1)
+    changes = _Direct()
+    return changes.visit(tree), changes.made
+
+
+def _compiled(function: Any) -> Any:
+    """`function` with the three changes made, compiled with its own file name and its
+    module's globals (where `StoreModel` and the `TypeAdapter` of item 1 are looked up)."""
+    tree, _ = direct_source(function)
+    scratch: dict[str, Any] = {}
+    exec(compile(tree, function.__code__.co_filename, "exec"), scratch)  # defines it only
+    code = scratch[function.__name__].__code__
+    direct = types.FunctionType(code, function.__globals__, function.__name__)
+    direct.direct_reads = True  # type: ignore[attr-defined]
+    direct.replaced = function  # type: ignore[attr-defined]
+    return direct
+
+
+def _originals(store_model: type) -> dict[str, Any]:
+    """`store_model`'s methods of `METHOD_SOURCES`, as inspect-ai defines them."""
+    methods = {name: store_model.__dict__[name] for name in METHOD_SOURCES}
+    return {name: getattr(method, "replaced", method) for name, method in methods.items()}
+
+
+def reads_made_direct() -> bool:
+    """Make `StoreModel`'s reads read its own attributes directly (module docstring, 2), if
+    its methods and pydantic's `model_fields` are the code this was written against.
     Whether they are (now or by an earlier call)."""
     from inspect_ai.util._store_model import StoreModel
     from pydantic import BaseModel
 
-    current = StoreModel.__dict__["__getattribute__"]
-    if getattr(current, "direct_reads", False):
+    if getattr(StoreModel.__dict__["__getattribute__"], "direct_reads", False):
         return True
+    originals = _originals(StoreModel)
     if (
-        source_digest(current) != GETATTRIBUTE_SOURCE
+        any(source_digest(originals[name]) != digest for name, digest in METHOD_SOURCES.items())
         or source_digest(BaseModel.__dict__["model_fields"].fget.__func__) != MODEL_FIELDS_SOURCE
+        or any("__getattribute__" in vars(cls) for cls in StoreModel.__mro__[1:-1])
     ):
         return False
-    StoreModel.__getattribute__ = _direct_reads(StoreModel)  # type: ignore[method-assign]
+    for name, function in originals.items():
+        setattr(StoreModel, name, _compiled(function))
     return True
