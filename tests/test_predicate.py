@@ -644,6 +644,18 @@ def test_an_evaluated_predicate_pickles_without_its_closures() -> None:
         ("sum([x * 2 for x in args.xs if x > 1])", {"xs": [1, 2, 3]}, 24),
         # Subscript, Attribute, Name; bounds Constant, Attribute, Name: 6; 3 chars built: 3
         ("args.s[1:args.n]", {"s": "abcdef", "n": 4}, 9),
+        # Compare, Attribute, Name: 3; List and its 3 Constants: 4; `in` turns the needle to
+        # JSON: 1, then each element up to the match: a step and its JSON, 2 each
+        ("args.c in ['x', 'y', 'z']", {"c": "y"}, 3 + 4 + 1 + 2 * 2),
+        ("args.c in ['x', 'y', 'z']", {"c": "q"}, 3 + 4 + 1 + 2 * 3),
+        ("args.c in ['x', 'y', 'z']", {"c": 1}, 3 + 4 + 1 + 2 * 3),
+        ("args.c in ['x', 2, 'z']", {"c": 2}, 3 + 4 + 1 + 2 * 2),
+        # Compare, Subscript: 2; Dict and its 4 Constants: 5; key Attribute, Name: 2; a str
+        # key found without a step; Constant 2: 1; == turns each side to JSON: 2
+        ("{'a': 1, 'b': 2}[args.k] == 2", {"k": "b"}, 2 + 5 + 2 + 1 + 2),
+        # Compare: 1; a list not all constants: List, Constant, Attribute, Name, Constant: 5;
+        # one that is: 4; == turns each side to JSON, the list and its 3 items: 4 each
+        ("[1, args.k, 'z'] == [1, 'b', 'z']", {"k": "b"}, 1 + 5 + 4 + 2 * 4),
     ],
 )
 def test_the_budget_is_one_step_per_node_evaluated_and_per_item(
@@ -655,6 +667,57 @@ def test_the_budget_is_one_step_per_node_evaluated_and_per_item(
     p.evaluate({"args": args}, budget=steps)
     with pytest.raises(BudgetExceeded, match=f"budget of {steps - 1} steps"):
         p.evaluate({"args": args}, budget=steps - 1)
+
+
+SCALAR_DISPLAYS = [
+    ("args.c in ['x', 'y', 'z']", {"c": "z"}),
+    ("args.c in ['x', 'y', 'z']", {"c": ["z"]}),
+    ("args.c not in ['x', 1, 2.5, True, None]", {"c": 1.0}),
+    ("args.c in [1, 2, 3]", {"c": True}),
+    ("{'a': 1, 'b': 2, 'a': 3}[args.k] * 2", {"k": "a"}),
+    ("{1: 'x', True: 'y', 1.0: 'z'}", {}),
+    ("len({'a': [], 'b': None}) + len([]) + len({})", {}),
+    ("[x for x in ['b', 'a', 'c'] if x in args.s]", {"s": ["a", "c"]}),
+    ("sorted({'b': 1, 'a': 2}.keys())[0] + ['q', 'r'][args.i]", {"i": -1}),
+]
+
+
+@pytest.mark.parametrize(("text", "args"), SCALAR_DISPLAYS)
+def test_a_display_of_constants_built_once_counts_and_returns_what_it_did(
+    monkeypatch: pytest.MonkeyPatch, text: str, args: dict[str, Any]
+) -> None:
+    """A list or dict display of constants is built when the predicate is compiled: with it
+    and without it (every display built node by node, as before), each budget from 0 up
+    gives the same value or the same error."""
+    from harness.contracts.predicate import interpreter
+
+    def outcomes() -> list[Any]:
+        p = compile_predicate(text)  # a new predicate compiles its closures on first use
+        seen: list[Any] = []
+        for budget in range(60):
+            try:
+                seen.append(repr(p.evaluate({"args": args}, budget=budget)))
+            except Exception as exc:
+                seen.append(f"{type(exc).__name__}: {exc}")
+        return seen
+
+    folded = outcomes()
+    monkeypatch.setattr(interpreter, "_all_scalars", lambda nodes: False)
+    assert outcomes() == folded
+    assert "BudgetExceeded" in folded[0] and "Budget" not in folded[-1]
+
+
+def test_a_display_of_constants_is_a_new_value_each_time() -> None:
+    import ast
+
+    from harness.contracts.predicate.interpreter import _Interpreter, compile_program
+    from harness.targets.equality import STRICT
+
+    for text in ("['a', 1, None]", "{'a': 1, 'b': [2][0]}", "{'a': 1.5}"):
+        run = compile_program(ast.parse(text, mode="eval").body)
+        first = run(_Interpreter({}, STRICT, 100, text), {})
+        second = run(_Interpreter({}, STRICT, 100, text), {})
+        assert first == second == eval(text) and first is not second
 
 
 def test_a_python_error_names_the_node_whose_own_operation_raised_it() -> None:
