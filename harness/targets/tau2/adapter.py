@@ -109,9 +109,9 @@ class CopyOnReadDict(dict):  # type: ignore[type-arg]
     record (item access, `get`, `pop`, `setdefault`, a loop over `values()` or `items()`
     reaching it: `_OwningItems`) replaces it by a copy (unpickled from the record's pickle,
     made once per process: 8x faster than a deep copy), so the pristine records are never
-    changed. `owned` names the keys whose value
-    may differ from the pristine one (read, written or added); `pristine` is the table
-    they came from. The C-level reads of pydantic's serialiser see the same values."""
+    changed. `owned` names the keys whose value may differ from the pristine one (read,
+    written or added); `pristine` is the table they came from. The C-level reads of
+    pydantic's serialiser see the same values."""
 
     __slots__ = ("blobs", "owned", "pristine")
 
@@ -175,7 +175,30 @@ class CopyOnReadDict(dict):  # type: ignore[type-arg]
         }
 
 
-class _OwningItems(ItemsView):  # type: ignore[type-arg]
+class _Whole:
+    """What `_OwningItems` and `_OwningValues` do as `dict`'s own views did: every record
+    owned, then the table's plain view (`_plain`) asked."""
+
+    __slots__ = ()
+    _mapping: CopyOnReadDict
+    _plain: Any  # dict.items or dict.values
+
+    def _whole(self) -> Any:
+        self._mapping._own_all()
+        return self._plain(self._mapping)
+
+    def __reversed__(self) -> Any:
+        return reversed(self._whole())
+
+    @property
+    def mapping(self) -> Any:
+        return self._whole().mapping
+
+    def __repr__(self) -> str:
+        return repr(self._whole())
+
+
+class _OwningItems(_Whole, ItemsView):  # type: ignore[type-arg]
     """`CopyOnReadDict.items()`: a live view whose loop reads each record through the
     table's `__getitem__`, so a record is copied when the loop reaches it, not before. A
     loop that stops early (the port's `find_user_id_by_name_zip` returns at its first
@@ -187,11 +210,7 @@ class _OwningItems(ItemsView):  # type: ignore[type-arg]
     every record owned, then `dict.items()` of the table."""
 
     __slots__ = ()
-    _mapping: CopyOnReadDict
-
-    def _whole(self) -> Any:
-        self._mapping._own_all()
-        return dict.items(self._mapping)
+    _plain = staticmethod(dict.items)
 
     def __contains__(self, item: object) -> bool:
         if not isinstance(item, tuple) or len(item) != 2:
@@ -245,37 +264,13 @@ class _OwningItems(ItemsView):  # type: ignore[type-arg]
     def isdisjoint(self, other: Any) -> bool:
         return self._whole().isdisjoint(other)
 
-    def __reversed__(self) -> Any:
-        return reversed(self._whole())
 
-    @property
-    def mapping(self) -> Any:
-        return self._whole().mapping
-
-    def __repr__(self) -> str:
-        return repr(self._whole())
-
-
-class _OwningValues(ValuesView):  # type: ignore[type-arg]
+class _OwningValues(_Whole, ValuesView):  # type: ignore[type-arg]
     """`CopyOnReadDict.values()`: as `_OwningItems`, the values alone: a loop copies each
     record as it reaches it (`in` is a loop); `reversed`, `mapping` and `repr` as before."""
 
     __slots__ = ()
-    _mapping: CopyOnReadDict
-
-    def _whole(self) -> Any:
-        self._mapping._own_all()
-        return dict.values(self._mapping)
-
-    def __reversed__(self) -> Any:
-        return reversed(self._whole())
-
-    @property
-    def mapping(self) -> Any:
-        return self._whole().mapping
-
-    def __repr__(self) -> str:
-        return repr(self._whole())
+    _plain = staticmethod(dict.values)
 
 
 class _CountingUuid:
