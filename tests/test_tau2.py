@@ -649,7 +649,7 @@ print(json.dumps([
         ("other", [False, False, [True] * 4, [False] * 4]),
     ],
 )
-def test_the_direct_store_read_replaces_only_the_method_it_was_written_against(
+def test_the_direct_store_reads_replace_only_the_methods_they_were_written_against(
     mode: str, expected: list[bool]
 ):
     """In a fresh process: inspect-ai's four methods as pinned are replaced once (a second
