@@ -10,8 +10,12 @@
   0.1-0.2 s): a fresh environment shares the pristine records and copies a record on first
   read (`CopyOnReadDict`), so a probe copies and dumps only the records its call touched,
   and the untouched records of two snapshots are the same objects (equality skips them by
-  identity). Telecom's databases are small and copied whole, unpickled from a pickle of
-  the pristine database made once per process (a third of a deep copy's time).
+  identity). A record whose fields are immutable values and tables of records (an airline
+  flight's statuses by date, a retail product's variants) is copied as a shell: the same
+  values, and each such table again copied on read, so reading a flight for its status on
+  one date copies that date's status, not all of them. Telecom's databases are small and
+  copied whole, unpickled from a pickle of the pristine database made once per process (a
+  third of a deep copy's time).
 - Snapshot: the database's `model_dump(mode="json")`; telecom's is
   `{"agent": ..., "user": ...}`. Results that are JSON text (most tools return
   `model_dump_json()`) are parsed, so predicates read `result.status`, not a string.
@@ -109,23 +113,35 @@ class CopyOnReadDict(dict):  # type: ignore[type-arg]
     record (item access, `get`, `pop`, `setdefault`, a loop over `values()` or `items()`
     reaching it: `_OwningItems`) replaces it by a copy (unpickled from the record's pickle,
     made once per process: 8x faster than a deep copy), so the pristine records are never
-    changed. `owned` names the keys whose value may differ from the pristine one (read,
-    written or added); `pristine` is the table they came from. The C-level reads of
-    pydantic's serialiser see the same values."""
+    changed. A record named in `nested` is copied as a shell instead (`_shell`): its field
+    values shared, each named table of records in it a `CopyOnReadDict` of its own.
+    `owned` names the keys whose value may differ from the pristine one (read, written or
+    added); `pristine` is the table they came from. The C-level reads of pydantic's
+    serialiser and of `==` see the same values."""
 
-    __slots__ = ("blobs", "owned", "pristine")
+    __slots__ = ("blobs", "nested", "owned", "pristine")
 
-    def __init__(self, pristine: dict[str, Any], blobs: dict[str, bytes] | None = None):
+    def __init__(
+        self,
+        pristine: dict[str, Any],
+        blobs: dict[str, bytes] | None = None,
+        nested: dict[str, _Nested] | None = None,
+    ):
         super().__init__(pristine)
         self.pristine = pristine
         self.blobs = blobs or {}
+        self.nested = nested or {}
         self.owned: set[str] = set()
 
     def _own(self, key: Any) -> None:
         if key not in self.owned and dict.__contains__(self, key):
-            blob = self.blobs.get(key)
             value = dict.__getitem__(self, key)
-            copied = pickle.loads(blob) if blob is not None else copy.deepcopy(value)
+            tables = self.nested.get(key)
+            if tables is not None:
+                copied = _shell(value, tables)
+            else:
+                blob = self.blobs.get(key)
+                copied = pickle.loads(blob) if blob is not None else copy.deepcopy(value)
             dict.__setitem__(self, key, copied)
             self.owned.add(key)
 
@@ -173,6 +189,47 @@ class CopyOnReadDict(dict):  # type: ignore[type-arg]
             else copy.deepcopy(v, memo)
             for k, v in dict.items(self)
         }
+
+
+# A record's tables of records, copied on read inside its shell: field -> entry key -> pickle.
+_Nested = dict[str, dict[str, bytes]]
+_IMMUTABLE = (str, int, float, bool, type(None))
+
+
+def _shell(record: Any, tables: _Nested) -> Any:
+    """A copy of a pristine `record` (`copy.copy`: a pydantic model's own shallow copy) whose
+    tables of records (`tables` names them) are each a `CopyOnReadDict` of the pristine
+    record's table: the rest of its fields are immutable values (`_nested_tables`), shared
+    as they are. A deep copy of the shell copies every entry (`CopyOnReadDict.__deepcopy__`)."""
+    shell = copy.copy(record)
+    for name, blobs in tables.items():
+        shell.__dict__[name] = CopyOnReadDict(record.__dict__[name], blobs)
+    return shell
+
+
+def _nested_tables(record: Any) -> _Nested | None:
+    """Pickles of the entries of each table of records in a pydantic `record` (a dict field
+    whose keys are str and whose values are pydantic models), when its other fields are all
+    immutable values (str, int, float, bool, None) and it has no extra or private values;
+    None otherwise (the record is then copied whole when read)."""
+    from pydantic import BaseModel
+
+    if not isinstance(record, BaseModel) or record.__pydantic_extra__:
+        return None
+    if getattr(record, "__pydantic_private__", None):
+        return None
+    tables: _Nested = {}
+    for name, value in record.__dict__.items():
+        if type(value) in _IMMUTABLE:
+            continue
+        if type(value) is not dict or not value:
+            return None
+        if not all(type(k) is str and isinstance(v, BaseModel) for k, v in value.items()):
+            return None
+        tables[name] = {
+            k: pickle.dumps(v, protocol=pickle.HIGHEST_PROTOCOL) for k, v in value.items()
+        }
+    return tables or None
 
 
 class _Whole:
@@ -308,6 +365,7 @@ class _Domain:
     pristine: dict[str, Any]
     pristine_json: dict[str, dict[str, Any]]
     blobs: dict[str, dict[str, dict[str, bytes]]]  # role -> table -> record key -> pickle
+    nested: dict[str, dict[str, dict[str, _Nested]]]  # role -> table -> record key -> shell's
     whole: dict[str, bytes]  # role -> pickle of its pristine database (copied whole)
 
 
@@ -358,12 +416,26 @@ def _load(domain: str) -> _Domain:
         }
         for key, db in pristine.items()
     }
+    nested = {
+        key: {name: _nested_records(table) for name, table in db if name in blobs[key]}
+        for key, db in pristine.items()
+    }
     whole = {
         key: pickle.dumps(db, protocol=pickle.HIGHEST_PROTOCOL)
         for key, db in pristine.items()
         if not _copied_on_read(domain, pristine_json[key])
     }
-    return _Domain(classes, tools, pristine, pristine_json, blobs, whole)
+    return _Domain(classes, tools, pristine, pristine_json, blobs, nested, whole)
+
+
+def _nested_records(table: dict[str, Any]) -> dict[str, _Nested]:
+    """The records of a table copied as shells when read (`_nested_tables`), by key."""
+    out = {}
+    for k, record in table.items():
+        tables = _nested_tables(record)
+        if tables is not None:
+            out[k] = tables
+    return out
 
 
 def _copied_on_read(domain: str, tables: dict[str, Any]) -> bool:
@@ -426,7 +498,10 @@ class Tau2Adapter:
         for key, db in data.pristine.items():
             if _copied_on_read(self.domain, data.pristine_json[key]):
                 tables = {
-                    name: CopyOnReadDict(value, data.blobs[key].get(name)) for name, value in db
+                    name: CopyOnReadDict(
+                        value, data.blobs[key].get(name), data.nested[key].get(name)
+                    )
+                    for name, value in db
                 }
                 copied = type(db).model_construct(**tables)
             else:
