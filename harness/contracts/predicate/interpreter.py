@@ -742,7 +742,7 @@ def _scalar_display(make: Callable[[Any], Any], folded: Any, steps: int) -> Run:
     here: each run counts at once the `steps` the display and its constants count one by
     one (the budget raises the same error whichever step passes it, and nothing reads the
     count after that) and returns a new copy of that value, as a display builds a new one.
-    Contracts such as BFCL's book_flight spell out fare tables of hundreds of entries."""
+    Contracts such as BFCL's book_flight spell out a route table of 153 entries."""
 
     def run(ip: _Interpreter, env: Env) -> Any:
         ip.steps += steps

@@ -75,10 +75,13 @@ change in their benchmark's process.
 """
 
 from __future__ import annotations
+import __future__
 
 import ast
+import functools
 import hashlib
 import inspect
+import operator
 import textwrap
 import types
 from typing import Any
@@ -192,14 +195,33 @@ def direct_source(function: Any) -> tuple[ast.Module, dict[str, int]]:
     return changes.visit(tree), changes.made
 
 
+# The compiler flags of every `__future__` feature: a compiled method keeps its own module's.
+_FUTURE_FLAGS = functools.reduce(
+    operator.or_,
+    (getattr(__future__, name).compiler_flag for name in __future__.all_feature_names),
+)
+
+
 def _compiled(function: Any) -> Any:
-    """`function` with the three changes made, compiled with its own file name and its
-    module's globals (where `StoreModel` and the `TypeAdapter` of item 1 are looked up)."""
+    """`function` with the three changes made, compiled with its own file name, its own
+    module's `__future__` features (none inherited from this one) and its module's globals
+    (where `StoreModel` and the `TypeAdapter` of item 1 are looked up), under its own
+    qualified name, docstring, defaults and annotations."""
     tree, _ = direct_source(function)
-    scratch: dict[str, Any] = {}
-    exec(compile(tree, function.__code__.co_filename, "exec"), scratch)  # defines it only
-    code = scratch[function.__name__].__code__
-    direct = types.FunctionType(code, function.__globals__, function.__name__)
+    features = function.__code__.co_flags & _FUTURE_FLAGS
+    code = compile(tree, function.__code__.co_filename, "exec", features, dont_inherit=True)
+    scratch = dict(function.__globals__)  # its annotations are evaluated where it was defined
+    exec(code, scratch)  # defines it only
+    direct = types.FunctionType(
+        scratch[function.__name__].__code__,
+        function.__globals__,
+        function.__name__,
+        function.__defaults__,
+    )
+    direct.__qualname__ = function.__qualname__
+    direct.__doc__ = function.__doc__
+    direct.__kwdefaults__ = function.__kwdefaults__
+    direct.__annotations__ = dict(function.__annotations__)
     direct.direct_reads = True  # type: ignore[attr-defined]
     direct.replaced = function  # type: ignore[attr-defined]
     return direct
