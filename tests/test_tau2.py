@@ -3,6 +3,7 @@ points a new benchmark met (issue 19), each held by a test that can fail."""
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import shutil
@@ -207,6 +208,103 @@ def test_a_loop_over_the_retail_users_gives_the_same_calls_snapshots_and_grades(
     searched = lazy["out"]
     assert json.loads(searched[next(iter(searched))][1]) == "lucas_johnson_2067"
     assert any(True in grades.values() for key, grades in searched.items() if key[0] != "[")
+
+
+def test_a_flight_read_is_a_shell_whose_dates_are_copied_on_read():
+    """An airline flight (immutable fields and a table of statuses by date) is copied as a
+    shell when read: its fields shared, its dates a table of their own copied on read. A
+    change through it reaches neither the pristine flight nor another environment, and the
+    snapshot is the dump of what the environment holds, the pristine JSON where unchanged."""
+    adapter = Tau2Adapter("airline")
+    env = adapter.fresh()
+    pristine = adapter.snapshot(env)
+    flights = env.instances[""].db.flights
+    number, other = list(dict.keys(flights))[:2]
+    original = dict.__getitem__(flights, number)
+    flight = flights[number]
+    assert flight is not original and flight == original
+    assert flight.origin is original.origin and isinstance(flight.dates, CopyOnReadDict)
+    assert flight.dates.pristine is original.dates and not flight.dates.owned
+    date = next(d for d, s in flight.dates.items() if s.status == "available")
+    keys = list(original.dates)
+    assert flight.dates.owned == set(keys[: keys.index(date) + 1])  # the loop stopped there
+    assert len(keys) > len(flight.dates.owned)
+    seats = flight.dates[date].available_seats
+    seats["economy"] -= 1
+    assert original.dates[date].available_seats["economy"] == seats["economy"] + 1
+    snapshot = adapter.snapshot(env)
+    booked = snapshot["flights"][number]["dates"][date]
+    assert booked["available_seats"]["economy"] == seats["economy"]
+    assert snapshot["flights"][other] is pristine["flights"][other]
+    assert snapshot == {
+        name: {k: r.model_dump(mode="json") for k, r in dict.items(table)}
+        for name, table in env.instances[""].db
+    }
+    again = adapter.fresh()
+    assert adapter.snapshot(again) == pristine
+    assert adapter.invoke(again, "get_flight_status", {"flight_number": number, "date": date})
+    flights[other].dates = {}  # a table replaced: the flight is dumped whole
+    assert adapter.snapshot(env)["flights"][other]["dates"] == {}
+    deep = copy.deepcopy(flights[number])
+    assert type(deep.dates) is dict and deep == flights[number]
+    assert all(deep.dates[d] is not flights[number].dates[d] for d in deep.dates)
+
+
+SHELLS = """
+import json, sys
+from harness.targets.tau2 import adapter as tau2
+from harness.targets.tau2.grader import grade, grader_tasks
+if sys.argv[1] == "whole":  # as before: a record read is copied whole
+    tau2._nested_tables = lambda record: None
+route = {"origin": "JFK", "destination": "SEA", "date": "2024-05-20"}
+out, shells = {}, {}
+for domain, calls, graded in [
+    (
+        "airline",
+        [
+            ("search_direct_flight", route),
+            ("search_onestop_flight", route),
+            ("get_flight_status", {"flight_number": "HAT001", "date": "2024-05-20"}),
+        ],
+        ["book_reservation", "update_reservation_flights", "cancel_reservation"],
+    ),
+    (
+        "retail",
+        [("list_all_product_types", {}), ("get_product_details", {"product_id": "6086499569"})],
+        ["exchange_delivered_order_items", "modify_pending_order_items"],
+    ),
+]:
+    adapter = tau2.Tau2Adapter(domain)
+    for tool, args in calls:
+        env = adapter.fresh()
+        outcome = adapter.invoke(env, tool, args)
+        out[json.dumps([domain, tool, args])] = [
+            outcome.success,
+            json.dumps(outcome.result, sort_keys=True, default=str),
+            json.dumps(adapter.snapshot(env), sort_keys=True),
+        ]
+    for tool in graded:
+        out[domain + " " + tool] = {t: grade(adapter, t) for t in grader_tasks(adapter, tool)[:12]}
+    shells[domain] = {name: len(records) for name, records in tau2._load(domain).nested[""].items()}
+print(json.dumps({"out": out, "shells": shells}))
+"""
+
+
+def test_records_copied_as_shells_give_the_same_calls_snapshots_and_grades():
+    """In two fresh processes, airline flights and retail products copied as shells against
+    copied whole when read: the port's flight searches and product reads return the same
+    results and leave the same snapshots, and the grades of grader tasks of the tools that
+    change flights and products are the same. The shells are the flights and products."""
+    shells, whole = _fresh(SHELLS, "shells"), _fresh(SHELLS, "whole")
+    assert shells["out"] == whole["out"]
+    assert not any(n for counts in whole["shells"].values() for n in counts.values())
+    airline, retail = shells["shells"]["airline"], shells["shells"]["retail"]
+    assert airline.pop("flights") > 100 and not any(airline.values())
+    assert retail.pop("products") > 10 and not any(retail.values())
+    searched = shells["out"]
+    assert any(json.loads(v[1]) for k, v in searched.items() if "search_direct_flight" in k)
+    grades = [g for k, v in searched.items() if " " in k and k[0] != "[" for g in v.values()]
+    assert True in grades and len(grades) > 30
 
 
 def test_telecom_ids_are_deterministic_and_the_device_syncs():
@@ -554,6 +652,8 @@ def test_the_direct_store_reads_are_inspect_ais_own_methods_with_the_named_chang
     update the digests); the replacements keep the originals' file and lines; and the port's
     tool classes find `model_fields` on `BaseModel` and define no `__getattribute__` of
     their own, which the direct reads would pass by."""
+    import __future__
+
     import ast
     import inspect
     import textwrap
@@ -592,6 +692,7 @@ def test_the_direct_store_reads_are_inspect_ais_own_methods_with_the_named_chang
                 return ast.parse(f"self.{name}", mode="eval").body
             return node
 
+    FUTURE = __future__.annotations.compiler_flag
     made: dict[str, dict[str, int]] = {}
     for name, digest in store_reads.METHOD_SOURCES.items():
         replacement = StoreModel.__dict__[name]
@@ -601,6 +702,10 @@ def test_the_direct_store_reads_are_inspect_ais_own_methods_with_the_named_chang
         assert replacement.__code__.co_filename == original.__code__.co_filename
         assert replacement.__code__.co_firstlineno == original.__code__.co_firstlineno
         assert replacement.__globals__ is original.__globals__
+        for attribute in ("__qualname__", "__doc__", "__defaults__", "__annotations__"):
+            assert getattr(replacement, attribute) == getattr(original, attribute), attribute
+        # its own module's `__future__` features, none of store_reads.py's
+        assert replacement.__code__.co_flags & FUTURE == original.__code__.co_flags & FUTURE
         tree, made[name] = store_reads.direct_source(original)
         undone.clear()
         back = Undo().visit(tree)
