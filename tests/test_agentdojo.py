@@ -3,6 +3,7 @@ seen, errors map to outcomes, and the banking contracts validate and check."""
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -18,7 +19,9 @@ from harness.mutation.sites import tool_sites
 from harness.targets.adapter import Adapter, InvokeOutcome, ResetUnsupported
 from harness.targets.agentdojo.adapter import (
     SUITES,
+    UNORDERED_KEYS,
     AgentDojoAdapter,
+    normalise,
     parse_error,
     to_json,
 )
@@ -155,6 +158,49 @@ def test_clock_fields_are_masked(workspace):
         path[-1] == "timestamp" or path[:2] in (("inbox", "sent"),)
         for path in (d.path for d in diff(*raw, limit=100))
     )
+
+
+def _normalised(value):
+    """What `normalise` gives, written as a plain recursive copy (its definition)."""
+    if isinstance(value, dict):
+        return {
+            k: sorted(v)
+            if k in UNORDERED_KEYS and isinstance(v, list) and all(type(i) is str for i in v)
+            else _normalised(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_normalised(item) for item in value]
+    return value
+
+
+def test_a_snapshot_sorts_the_unordered_lists_and_nothing_else(workspace):
+    """A new event's participants are stored as `list(set(...))`, in the hash seed's order:
+    the snapshot sorts them, in place in the fresh dump, and is otherwise that dump, key
+    for key and in the same order, as the recursive definition gives it."""
+    env = workspace.fresh()
+    event = {
+        "title": "Sync",
+        "start_time": "2024-05-20 10:00",
+        "end_time": "2024-05-20 11:00",
+        "participants": ["zed@example.com", "amy@example.com", "kim@example.com"],
+    }
+    assert workspace.invoke(env, "create_calendar_event", event).success
+    dumped = env.model_dump(mode="json")
+    events = dumped["calendar"]["events"]
+    new = events[max(events, key=int)]
+    new["participants"] = sorted(new["participants"], reverse=True)  # as a hash seed may
+    assert len(new["participants"]) == 4  # the owner's address added
+    expected = _normalised(copy.deepcopy(dumped))
+    assert expected["calendar"]["events"][max(events, key=int)]["participants"] == sorted(
+        new["participants"]
+    )
+    snapshot = workspace.snapshot(env)
+    assert snapshot == expected
+    assert json.dumps(snapshot) == json.dumps(expected)  # the same key order throughout
+    assert normalise(dumped) is dumped and json.dumps(dumped) == json.dumps(expected)
+    nested = {"a": [{"participants": ["b", "a"]}, ["x", {"participants": [2, 1]}]]}
+    assert normalise(copy.deepcopy(nested)) == _normalised(nested)
 
 
 def test_the_wall_clock_the_tools_read_is_fixed(workspace):
